@@ -1,0 +1,24 @@
+// Runs every compiled test file (dist/test/**/*.test.js) with Node's own test runner.
+// Node 20's runner takes no glob, so the files are listed here.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+function testFiles(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...testFiles(path));
+    else if (entry.name.endsWith('.test.js')) found.push(path);
+  }
+  return found.sort();
+}
+
+const filter = process.argv.slice(2);
+const files = testFiles('dist/test').filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
+if (files.length === 0) {
+  console.error('run-tests: no test files matched');
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+process.exit(result.status ?? 1);

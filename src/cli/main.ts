@@ -1,0 +1,31 @@
+// `leash` command dispatch. Each subcommand lives in its own module, loaded only when named,
+// so `leash supervise` stays as light as the supervisor must be.
+
+export const EXIT_USAGE = 64;
+
+const USAGE = `usage: leash <command> [options]
+
+commands:
+  supervise --parent-pgid PGID [--grace-ms MS]   the per-owner death supervisor (started by the library)
+  help                                           this text
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {
+  supervise: async () => (await import('../supervisor/main.js')).supervisorMain,
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    (name === undefined ? process.stderr : process.stdout).write(USAGE);
+    return name === undefined ? EXIT_USAGE : 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    process.stderr.write(`leash: unknown command '${name}'\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  return (await load())(rest);
+}

@@ -1,0 +1,198 @@
+// The owner library: process groups that die with this process. The in-memory map below is
+// the record of truth; the death supervisor holds a copy that is replayed whenever it is replaced.
+import {
+  spawn,
+  type ChildProcess,
+  type SpawnOptions,
+} from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_GRACE_MS, OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
+import {
+  checkGroupIdentity,
+  liveMemberCounts,
+  ownProcessGroupId,
+  processStartTime,
+  signalGroup,
+} from '../sys/processes.js';
+import { waitUntil } from '../sys/wait.js';
+import { SupervisorLink } from './supervisor-link.js';
+
+/** pgid -> leader start time at registration (undefined where the platform cannot tell). */
+const owned = new Map<number, number | undefined>();
+let link: SupervisorLink | undefined;
+let ownerToken: string | undefined;
+
+/** The token every owned child carries in LEASH_OWNER_TOKEN; one per owner process. */
+export function ownerTokenValue(): string {
+  ownerToken ??= randomBytes(12).toString('hex');
+  return ownerToken;
+}
+
+function supervisor(): SupervisorLink {
+  link ??= new SupervisorLink({
+    ownerToken: ownerTokenValue(),
+    graceMs: DEFAULT_GRACE_MS,
+    snapshot: () => owned,
+  });
+  return link;
+}
+
+/** The pid of this owner's death supervisor while one runs. */
+export function supervisorPid(): number | undefined {
+  return link?.pid;
+}
+
+function register(pgid: number, startTime: number | undefined): void {
+  owned.set(pgid, startTime);
+  pruneGone(pgid);
+  supervisor().send({ verb: 'register', pgid, startTime });
+}
+
+function forget(pgid: number): void {
+  if (!owned.delete(pgid)) return;
+  if (owned.size === 0) {
+    void link?.release();
+  } else {
+    link?.send({ verb: 'unregister', pgid });
+  }
+}
+
+/** Forgets groups that are provably gone (ESRCH). Doubt, such as EPERM, keeps them. */
+function pruneGone(except?: number): void {
+  for (const pgid of [...owned.keys()]) {
+    if (pgid === except) continue;
+    if (signalGroup(pgid, 0) === 'gone') forget(pgid);
+  }
+}
+
+type SpawnArgs = readonly string[];
+
+/**
+ * `child_process.spawn`, except that the child leads a new process group (and session) that
+ * is registered with this process's death supervisor before the call returns: the group is
+ * taken down when this process dies, however it dies. `detached` is always true.
+ */
+export function spawnOwned(command: string, options?: SpawnOptions): ChildProcess;
+export function spawnOwned(command: string, args?: SpawnArgs, options?: SpawnOptions): ChildProcess;
+export function spawnOwned(
+  command: string,
+  argsOrOptions?: SpawnArgs | SpawnOptions,
+  maybeOptions?: SpawnOptions,
+): ChildProcess {
+  const args: SpawnArgs = Array.isArray(argsOrOptions) ? argsOrOptions : [];
+  const options: SpawnOptions =
+    (Array.isArray(argsOrOptions) ? maybeOptions : (argsOrOptions as SpawnOptions | undefined)) ?? {};
+
+  // The supervisor exists before the child does, so the token sweep covers the spawn gap.
+  supervisor().ensure();
+  const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
+  // detached-spawn: ok — this is the owned-spawn helper; the group is registered just below.
+  const child = spawn(command, args, { ...options, env, detached: true });
+  const pid = child.pid;
+  if (pid === undefined) {
+    // The spawn failed (ENOENT, EACCES...): the 'error' event tells the caller; nothing to own.
+    if (owned.size === 0) void link?.release();
+    return child;
+  }
+  register(pid, processStartTime(pid));
+  child.once('exit', () => {
+    // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
+    // once nothing is left.
+    if (owned.has(pid) && signalGroup(pid, 0) === 'gone') forget(pid);
+  });
+  return child;
+}
+
+/**
+ * Guards a process group that other code spawned (say, an SDK that spawns with detached: true).
+ * Returns false, with a warning, when the group does not exist or may not be signalled.
+ */
+export function ownProcessGroup(pgid: number): boolean {
+  if (!Number.isSafeInteger(pgid)) throw new TypeError(`ownProcessGroup: expected a pgid, got ${String(pgid)}`);
+  let ownPgid: number | undefined;
+  try {
+    ownPgid = ownProcessGroupId();
+  } catch {
+    ownPgid = undefined;
+  }
+  if (pgid <= 1 || pgid === ownPgid) {
+    process.emitWarning(`ownProcessGroup: refusing process group ${pgid} (init, or this process's own group)`, {
+      code: 'LEASH_UNSAFE_GROUP',
+    });
+    return false;
+  }
+  if (signalGroup(pgid, 0) === 'gone') {
+    process.emitWarning(
+      `ownProcessGroup: no process group ${pgid} exists (spawn the child with detached: true so it leads one)`,
+      { code: 'LEASH_NO_GROUP' },
+    );
+    return false;
+  }
+  register(pgid, processStartTime(pgid));
+  return true;
+}
+
+/** Stops guarding a group on purpose; it will no longer be signalled when this process dies. */
+export function releaseProcessGroup(pgid: number): boolean {
+  const was = owned.has(pgid);
+  forget(pgid);
+  return was;
+}
+
+/** The process groups currently guarded, in registration order. */
+export function ownedProcessGroups(): number[] {
+  pruneGone();
+  return [...owned.keys()];
+}
+
+export interface TerminateOptions {
+  /** How long the group has to exit after SIGTERM before SIGKILL (default 3000 ms). */
+  graceMs?: number;
+}
+
+export interface TerminateResult {
+  /** The group that was acted on, if any. */
+  pgid: number | undefined;
+  /** False when the target was not an owned group (nothing was signalled). */
+  owned: boolean;
+  /** True when members survived the grace and got SIGKILL. */
+  escalated: boolean;
+  /** True when no member of the group runs any more. */
+  empty: boolean;
+}
+
+/**
+ * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
+ * the grace, and forgets the group. Never rejects.
+ */
+export async function terminateOwned(
+  target: ChildProcess | number,
+  options: TerminateOptions = {},
+): Promise<TerminateResult> {
+  const pgid = typeof target === 'number' ? target : target.pid;
+  const graceMs = Math.max(0, options.graceMs ?? DEFAULT_GRACE_MS);
+  if (pgid === undefined || !owned.has(pgid)) {
+    const empty = pgid === undefined || signalGroup(pgid, 0) === 'gone';
+    return { pgid, owned: false, escalated: false, empty };
+  }
+  const startTime = owned.get(pgid);
+  const isEmpty = () => (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0;
+  let escalated = false;
+  if (checkGroupIdentity(pgid, startTime) !== 'ours') {
+    // Gone, or its number now names someone else's group: either way nothing of ours is left.
+    forget(pgid);
+    return { pgid, owned: true, escalated: false, empty: true };
+  }
+  try {
+    signalGroup(pgid, 'SIGTERM');
+    if (!(await waitUntil(isEmpty, graceMs)) && checkGroupIdentity(pgid, startTime) === 'ours') {
+      escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
+      await waitUntil(isEmpty, 2000);
+    }
+  } catch {
+    // Never into the caller; the state below tells what happened.
+  }
+  const empty = isEmpty();
+  if (empty) forget(pgid);
+  return { pgid, owned: true, escalated, empty };
+}

@@ -1,0 +1,146 @@
+// The owner's end of the death supervisor: starts it lazily, feeds it control lines, replaces
+// it (replaying every registration) if it dies, and releases it when nothing is left to guard.
+// Nothing here throws into the caller: a supervisor that cannot be had costs a warning.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { formatControlLine, type ControlCommand } from '../supervisor/protocol.js';
+import { ownProcessGroupId } from '../sys/processes.js';
+
+const SUPERVISOR_ENTRY = fileURLToPath(new URL('../supervisor/main.js', import.meta.url));
+
+/** Restarts allowed within RESTART_WINDOW_MS before the link stops trying until the next registration. */
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 10_000;
+
+export interface LinkConfig {
+  ownerToken: string;
+  graceMs: number;
+  /** The registrations to replay into a fresh supervisor: the owner's record of truth. */
+  snapshot: () => ReadonlyMap<number, number | undefined>;
+}
+
+export class SupervisorLink {
+  private child: ChildProcess | undefined;
+  private restarts: number[] = [];
+  private warnedGiveUp = false;
+  private releasing = new Set<Promise<void>>();
+
+  constructor(private readonly config: LinkConfig) {}
+
+  /** The running supervisor's pid, if any (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Makes sure a supervisor runs, replaying the whole set into a new one. */
+  ensure(): void {
+    if (this.child) return;
+    this.start();
+  }
+
+  send(command: ControlCommand): void {
+    if (!this.child) this.start();
+    else this.write(this.child, formatControlLine(command));
+  }
+
+  /**
+   * Ends the supervisor without a teardown: says `release`, closes its stdin, and resolves once
+   * it has exited. Any later registration starts a fresh one.
+   */
+  release(): Promise<void> {
+    const child = this.child;
+    if (!child) return Promise.all(this.releasing).then(() => undefined);
+    this.child = undefined;
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+    this.write(child, formatControlLine({ verb: 'release' }));
+    child.stdin?.end();
+    const tracked = exited.finally(() => this.releasing.delete(tracked));
+    this.releasing.add(tracked);
+    return tracked;
+  }
+
+  private start(): void {
+    let parentPgid: number;
+    try {
+      parentPgid = ownProcessGroupId();
+    } catch (error) {
+      this.warn(`cannot start the death supervisor: ${(error as Error).message}`);
+      return;
+    }
+    const args = [
+      '--v8-pool-size=0',
+      SUPERVISOR_ENTRY,
+      '--parent-pgid',
+      String(parentPgid),
+      '--grace-ms',
+      String(this.config.graceMs),
+      '--owner-token',
+      this.config.ownerToken,
+    ];
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, args, {
+        // Its own session: a signal to the owner's group must not reach it.
+        detached: true,
+        // stdin is the control pipe; Node opens it close-on-exec, so no other child inherits it.
+        stdio: ['pipe', 'ignore', 'inherit'],
+        // A scrubbed environment: faster start (no NODE_OPTIONS, no extra CA certificates) and no token.
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      });
+    } catch (error) {
+      this.warn(`cannot start the death supervisor: ${(error as Error).message}`);
+      return;
+    }
+    this.child = child;
+    child.unref();
+    const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
+    stdin?.unref?.();
+    stdin?.on('error', () => this.lost(child));
+    child.on('error', (error) => {
+      this.warn(`death supervisor failed: ${error.message}`);
+      this.lost(child);
+    });
+    child.on('exit', () => this.lost(child));
+
+    let replay = '';
+    for (const [pgid, startTime] of this.config.snapshot()) {
+      replay += formatControlLine({ verb: 'register', pgid, startTime });
+    }
+    if (replay) this.write(child, replay);
+  }
+
+  private write(child: ChildProcess, text: string): void {
+    try {
+      // libuv writes to an idle pipe synchronously, so the line is in the kernel on return.
+      child.stdin?.write(text);
+    } catch {
+      this.lost(child);
+    }
+  }
+
+  /** The supervisor died or its pipe broke: replace it if there is anything to guard. */
+  private lost(child: ChildProcess): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    child.stdin?.destroy();
+    if (this.config.snapshot().size === 0) return;
+    const now = Date.now();
+    this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
+    if (this.restarts.length >= MAX_RESTARTS) {
+      if (!this.warnedGiveUp) {
+        this.warn('the death supervisor keeps dying; owned groups are unguarded until the next registration');
+        this.warnedGiveUp = true;
+      }
+      return;
+    }
+    this.restarts.push(now);
+    this.start();
+  }
+
+  private warn(message: string): void {
+    process.emitWarning(message, { code: 'LEASH_SUPERVISOR' });
+  }
+}

@@ -1,0 +1,110 @@
+// The control protocol between an owner and its death supervisor: newline-terminated ASCII
+// lines on the supervisor's stdin. Framing and parsing are kept apart from any I/O so that
+// hostile input can be tested byte by byte.
+
+/** The environment variable that marks every process an owner spawned (and their descendants). */
+export const OWNER_TOKEN_VARIABLE = 'LEASH_OWNER_TOKEN';
+
+/** How long registered groups have between SIGTERM and SIGKILL unless told otherwise. */
+export const DEFAULT_GRACE_MS = 3000;
+
+/** Longest accepted line, newline included. A real command is under 40 bytes. */
+export const MAX_LINE_BYTES = 256;
+
+export type ControlCommand =
+  | { verb: 'register'; pgid: number; startTime?: number }
+  | { verb: 'unregister'; pgid: number }
+  | { verb: 'release' };
+
+/** Largest number accepted as a pgid or a start time: no pid exceeds 2^22 on Linux. */
+const MAX_DECIMAL = 2 ** 53 - 1;
+
+function parseDecimal(word: string | undefined): number | undefined {
+  if (word === undefined || !/^[0-9]{1,16}$/.test(word)) return undefined;
+  const value = Number(word);
+  return value <= MAX_DECIMAL ? value : undefined;
+}
+
+/**
+ * Parses one line (without its newline). Undefined for anything that is not exactly a known
+ * command: unknown verbs, extra words, signs, hex, empty lines.
+ */
+export function parseControlLine(line: string): ControlCommand | undefined {
+  const words = line.trim().split(/[ \t]+/);
+  switch (words[0]) {
+    case 'register': {
+      if (words.length !== 2 && words.length !== 3) return undefined;
+      const pgid = parseDecimal(words[1]);
+      if (pgid === undefined) return undefined;
+      if (words.length === 2) return { verb: 'register', pgid };
+      const startTime = parseDecimal(words[2]);
+      return startTime === undefined ? undefined : { verb: 'register', pgid, startTime };
+    }
+    case 'unregister': {
+      if (words.length !== 2) return undefined;
+      const pgid = parseDecimal(words[1]);
+      return pgid === undefined ? undefined : { verb: 'unregister', pgid };
+    }
+    case 'release':
+      return words.length === 1 ? { verb: 'release' } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Formats a command as the owner writes it. */
+export function formatControlLine(command: ControlCommand): string {
+  switch (command.verb) {
+    case 'register':
+      return command.startTime === undefined
+        ? `register ${command.pgid}\n`
+        : `register ${command.pgid} ${command.startTime}\n`;
+    case 'unregister':
+      return `unregister ${command.pgid}\n`;
+    case 'release':
+      return 'release\n';
+  }
+}
+
+/**
+ * Splits a byte stream into lines with bounded memory. A line longer than MAX_LINE_BYTES is
+ * dropped whole, up to and including its newline, so its tail can never be read as a command.
+ * An unterminated tail at end of input is never delivered.
+ */
+export class LineFramer {
+  private readonly pending = Buffer.alloc(MAX_LINE_BYTES);
+  private length = 0;
+  private discarding = false;
+  /** Lines dropped for length; reported, never acted on. */
+  overlongLines = 0;
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(10, start);
+      const end = newline < 0 ? chunk.length : newline;
+      const piece = end - start;
+      if (!this.discarding) {
+        if (this.length + piece + (newline < 0 ? 0 : 1) > MAX_LINE_BYTES) {
+          this.discarding = true;
+          this.length = 0;
+        } else {
+          chunk.copy(this.pending, this.length, start, end);
+          this.length += piece;
+        }
+      }
+      if (newline < 0) return;
+      if (this.discarding) {
+        this.discarding = false;
+        this.overlongLines += 1;
+      } else {
+        const line = this.pending.toString('latin1', 0, this.length);
+        this.length = 0;
+        this.onLine(line);
+      }
+      start = newline + 1;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// Signals, liveness and identity of processes and process groups, zombie-aware where the
+// platform lets us see zombies. Standard library only: the death supervisor imports this file.
+import { execFileSync } from 'node:child_process';
+import { hasProcfs, isDeadState, readProcStat, scanAllStats } from './procfs.js';
+
+/** What became of a signal: delivered, no such target, or not ours to signal. */
+export type SignalOutcome = 'sent' | 'gone' | 'denied';
+
+function deliver(target: number, signal: NodeJS.Signals | 0): SignalOutcome {
+  try {
+    process.kill(target, signal);
+    return 'sent';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return 'gone';
+    return 'denied';
+  }
+}
+
+/** kill(pid, sig) for one process; pids <= 1 are never signalled. */
+export function signalProcess(pid: number, signal: NodeJS.Signals | 0): SignalOutcome {
+  if (!Number.isInteger(pid) || pid <= 1) return 'denied';
+  return deliver(pid, signal);
+}
+
+/** killpg(pgid, sig); groups <= 1 are never signalled (0 would be our own, 1 is init's). */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): SignalOutcome {
+  if (!Number.isInteger(pgid) || pgid <= 1) return 'denied';
+  return deliver(-pgid, signal);
+}
+
+let cachedOwnPgid: number | undefined;
+
+/**
+ * The process group of this process. Node has no getpgid: procfs on Linux, `ps` elsewhere
+ * (asked once; a group never changes under us unless we call setpgid, which Node cannot).
+ */
+export function ownProcessGroupId(): number {
+  if (cachedOwnPgid === undefined) cachedOwnPgid = processGroupOf(process.pid);
+  if (cachedOwnPgid === undefined) throw new Error('cannot determine this process group');
+  return cachedOwnPgid;
+}
+
+/** The process group of any process, or undefined when it is gone or unknowable. */
+export function processGroupOf(pid: number): number | undefined {
+  if (hasProcfs()) return readProcStat(pid)?.pgid;
+  try {
+    const out = execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 2000,
+    });
+    const pgid = Number(out.trim());
+    return Number.isInteger(pgid) && pgid > 0 ? pgid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start time of a process (Linux), or undefined when gone or not knowable here. */
+export function processStartTime(pid: number): number | undefined {
+  return hasProcfs() ? readProcStat(pid)?.startTime : undefined;
+}
+
+/**
+ * Whether the process `pid` started at `startTime` still runs code: it exists, is the same
+ * process, and is not a zombie. Where there is no procfs, existence is all we can tell.
+ */
+export function isProcessAlive(pid: number, startTime?: number): boolean {
+  if (hasProcfs()) {
+    const stat = readProcStat(pid);
+    if (!stat || isDeadState(stat.state)) return false;
+    return startTime === undefined || stat.startTime === startTime;
+  }
+  return signalProcess(pid, 0) !== 'gone';
+}
+
+/**
+ * How many members of each group still run code (zombies do not count). One signal-0 probe
+ * per group, then at most one scan of /proc for the groups the probe could not settle.
+ * Without procfs a group that answers the probe counts as one live member (zombies included).
+ */
+export function liveMemberCounts(pgids: Iterable<number>): Map<number, number> {
+  const counts = new Map<number, number>();
+  const unsettled = new Set<number>();
+  for (const pgid of pgids) {
+    const probe = signalGroup(pgid, 0);
+    if (probe === 'gone') counts.set(pgid, 0);
+    else if (hasProcfs()) unsettled.add(pgid);
+    // macOS answers EPERM for a group of zombies only: nothing there can be signalled.
+    else counts.set(pgid, probe === 'sent' ? 1 : 0);
+  }
+  if (unsettled.size > 0) {
+    for (const pgid of unsettled) counts.set(pgid, 0);
+    for (const stat of scanAllStats()) {
+      if (unsettled.has(stat.pgid) && !isDeadState(stat.state)) {
+        counts.set(stat.pgid, (counts.get(stat.pgid) ?? 0) + 1);
+      }
+    }
+  }
+  return counts;
+}
+
+/**
+ * Whether `pgid` is still the group that was registered with leader start time `startTime`:
+ * - 'ours'  the leader is the recorded process (zombie or not), or the leader is gone and
+ *           members remain (a group number is not reused while any member lives);
+ * - 'stale' the leader's pid now names another process: the number was recycled;
+ * - 'gone'  nothing is left of the group.
+ * Without procfs or a recorded start time, a group that answers a probe is taken as ours.
+ */
+export type GroupIdentity = 'ours' | 'stale' | 'gone';
+
+export function checkGroupIdentity(pgid: number, startTime?: number): GroupIdentity {
+  if (hasProcfs() && startTime !== undefined) {
+    const leader = readProcStat(pgid);
+    if (leader) return leader.startTime === startTime ? 'ours' : 'stale';
+  }
+  return signalGroup(pgid, 0) === 'gone' ? 'gone' : 'ours';
+}

@@ -1,0 +1,161 @@
+// Everything leash reads from Linux procfs lives here, so it is parsed one way only.
+// Standard library only: the death supervisor imports this file.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+
+/** The identity fields of one process, from /proc/<pid>/stat. */
+export interface ProcStat {
+  pid: number;
+  /** One-letter scheduler state; 'Z' is a zombie, 'X' is dead. */
+  state: string;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  /** Start time in clock ticks since boot (field 22): with the pid, it names one process. */
+  startTime: number;
+}
+
+let procfsPresent: boolean | undefined;
+
+/** True where /proc is a Linux procfs with per-process stat files. */
+export function hasProcfs(): boolean {
+  if (procfsPresent === undefined) {
+    try {
+      procfsPresent = statSync('/proc/self/stat').isFile();
+    } catch {
+      procfsPresent = false;
+    }
+  }
+  return procfsPresent;
+}
+
+/** Parses the text of a /proc/<pid>/stat file; undefined when it is not one. */
+export function parseProcStat(pid: number, text: string): ProcStat | undefined {
+  // The command name (field 2) may hold spaces and parentheses: the fields proper start after the last ')'.
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const fields = text.slice(close + 2).split(' ');
+  // fields[0] is field 3 (state); field N is fields[N - 3].
+  const state = fields[0];
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const sid = Number(fields[3]);
+  const startTime = Number(fields[19]);
+  if (!state || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isInteger(startTime)) {
+    return undefined;
+  }
+  return { pid, state, ppid, pgid, sid, startTime };
+}
+
+/** The stat of one process, or undefined when it is gone or unreadable. */
+export function readProcStat(pid: number | 'self'): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return parseProcStat(pid === 'self' ? process.pid : pid, text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A zombie (or a task being torn down) runs no code and holds no resources but its pid. */
+export function isDeadState(state: string): boolean {
+  return state === 'Z' || state === 'X' || state === 'x';
+}
+
+/** Every numeric entry of /proc: the pids visible in this pid namespace. */
+export function listPids(): number[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const name of names) {
+    const code = name.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const pid = Number(name);
+    if (Number.isInteger(pid)) pids.push(pid);
+  }
+  return pids;
+}
+
+/** A snapshot of every readable process's stat. Costs ~10 ms with ~600 processes. */
+export function scanAllStats(): ProcStat[] {
+  const stats: ProcStat[] = [];
+  for (const pid of listPids()) {
+    const stat = readProcStat(pid);
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+/**
+ * The direct children of a process, from /proc/<pid>/task/<tid>/children of every thread
+ * (the file is per thread). Undefined when the kernel has no such file, so callers can fall
+ * back to a full scan; an empty array when the process is gone or childless.
+ */
+export function readChildren(pid: number): number[] | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const children: number[] = [];
+  for (const tid of tids) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && tid === String(pid)) {
+        // The main thread has no children file: this kernel lacks CONFIG_PROC_CHILDREN.
+        try {
+          statSync(`/proc/${pid}/task/${tid}`);
+          return undefined;
+        } catch {
+          return [];
+        }
+      }
+      continue;
+    }
+    for (const word of text.split(' ')) {
+      if (word.length === 0) continue;
+      const child = Number(word);
+      if (Number.isInteger(child)) children.push(child);
+    }
+  }
+  return children;
+}
+
+/** The uid that owns a process (the owner of its /proc directory), or undefined when gone. */
+export function processUid(pid: number): number | undefined {
+  try {
+    return statSync(`/proc/${pid}`).uid;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the initial environment of a process holds exactly the entry `needle`
+ * (for example `NAME=value`). False when it cannot be read.
+ */
+export function environHasEntry(pid: number, needle: string): boolean {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return false;
+  }
+  const wanted = Buffer.from(needle + '\0', 'latin1');
+  let at = raw.indexOf(wanted);
+  while (at >= 0) {
+    // Only a whole entry counts: it must start the buffer or follow a NUL.
+    if (at === 0 || raw[at - 1] === 0) return true;
+    at = raw.indexOf(wanted, at + 1);
+  }
+  // The last entry may lack its terminating NUL.
+  const tail = Buffer.from(needle, 'latin1');
+  return raw.length >= tail.length && raw.subarray(raw.length - tail.length).equals(tail) &&
+    (raw.length === tail.length || raw[raw.length - tail.length - 1] === 0);
+}

@@ -1,0 +1,17 @@
+// Waiting on process state that gives no event (a group emptying, a non-child exiting):
+// check, then back off from 2 ms to 50 ms, always against a deadline.
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Resolves true once `done()` holds, or false when `budgetMs` runs out first. */
+export async function waitUntil(done: () => boolean, budgetMs: number): Promise<boolean> {
+  const deadline = Date.now() + budgetMs;
+  let pause = 2;
+  for (;;) {
+    if (done()) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await sleep(Math.min(pause, left));
+    pause = Math.min(pause * 2, 50);
+  }
+}
