@@ -2,6 +2,7 @@
 // from control lines on stdin, and takes them down when stdin reaches EOF, which happens
 // exactly when the owner (the only writer) is gone, however it died.
 // Imports nothing beyond Node's standard library and leash's own standard-library-only files.
+import { read } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { tearDown } from './teardown.js';
@@ -53,6 +54,30 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
   return { parentPgid, graceMs, ownerToken };
 }
 
+/**
+ * Feeds stdin to `onChunk` until EOF through one reused buffer. A stream would allocate a fresh
+ * buffer per read and let a flood of garbage (say, /dev/zero) grow the heap by tens of MB
+ * before the collector catches up; this process must stay small whatever it is sent.
+ */
+function readUntilEof(onChunk: (chunk: Buffer) => void): Promise<void> {
+  const buffer = Buffer.alloc(16 * 1024);
+  return new Promise<void>((resolve) => {
+    const next = () =>
+      read(0, buffer, 0, buffer.length, null, (error, bytes) => {
+        if (error && (error.code === 'EAGAIN' || error.code === 'EINTR')) {
+          // A non-blocking stdin (unusual for a spawned child): poll it gently.
+          setTimeout(next, error.code === 'EAGAIN' ? 5 : 0);
+          return;
+        }
+        // EOF, or a read error: the owner's end is unusable either way.
+        if (error || bytes === 0) return resolve();
+        onChunk(buffer.subarray(0, bytes));
+        next();
+      });
+    next();
+  });
+}
+
 /** Runs the supervisor until EOF on stdin; resolves with the exit code. */
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
   const ownPgid = ownProcessGroupId();
@@ -94,12 +119,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     }
   });
 
-  await new Promise<void>((resolve) => {
-    process.stdin.on('data', (chunk: Buffer) => framer.push(chunk));
-    process.stdin.on('end', resolve);
-    // A read error on the control pipe means the owner's end is unusable: treat it as EOF.
-    process.stdin.on('error', () => resolve());
-  });
+  await readUntilEof((chunk) => framer.push(chunk));
 
   if (released && registered.size === 0) return SupervisorExit.ok;
   await tearDown({ groups: registered, graceMs: options.graceMs, ownerToken: options.ownerToken });
