@@ -28,10 +28,18 @@ export function ownerTokenValue(): string {
   return ownerToken;
 }
 
+/** The supervisor's grace: LEASH_GRACE_MS when it is a whole number up to 600000, else 3000. */
+function supervisorGraceMs(): number {
+  const raw = process.env.LEASH_GRACE_MS;
+  if (raw !== undefined && /^[0-9]{1,6}$/.test(raw) && Number(raw) <= 600_000) return Number(raw);
+  if (raw !== undefined) process.emitWarning(`ignoring LEASH_GRACE_MS='${raw}': expected milliseconds, 0 to 600000`, { code: 'LEASH_CONFIG' });
+  return DEFAULT_GRACE_MS;
+}
+
 function supervisor(): SupervisorLink {
   link ??= new SupervisorLink({
     ownerToken: ownerTokenValue(),
-    graceMs: DEFAULT_GRACE_MS,
+    graceMs: supervisorGraceMs(),
     snapshot: () => owned,
   });
   return link;
