@@ -1,0 +1,29 @@
+// A stale registration whose number is recycled for an unrelated process: the stranger must
+// survive the owner's death. Forced in a private pid namespace through ns_last_pid (root only).
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { exited, FIXTURES, JsonLines, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { SUPERVISOR_MAIN } from '../helpers/groups.js';
+
+const canUnshare =
+  process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+
+test('a recycled process-group number is never signalled', { skip: canUnshare ? false : 'needs root and unshare --pid' }, async () => {
+  const mark = newMark();
+  try {
+    const run = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, FIXTURES + 'pid-reuse.mjs', SUPERVISOR_MAIN], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: markedEnv(mark),
+    });
+    const lines = new JsonLines(run);
+    const result = await lines.next<{ victim: number; stranger: number; strangerAlive: boolean; controlAlive: boolean; error?: string }>(20_000);
+    assert.equal(result.error, undefined);
+    assert.equal(result.stranger, result.victim, 'the stranger got the registered number');
+    assert.equal(result.controlAlive, false, 'the live registered group was reaped');
+    assert.equal(result.strangerAlive, true, 'the stranger with the recycled number was signalled');
+    assert.equal((await exited(run)).code, 0);
+  } finally {
+    await killMarked(mark);
+  }
+});
