@@ -159,3 +159,14 @@ export function environHasEntry(pid: number, needle: string): boolean {
   return raw.length >= tail.length && raw.subarray(raw.length - tail.length).equals(tail) &&
     (raw.length === tail.length || raw[raw.length - tail.length - 1] === 0);
 }
+
+/** The argument vector of a process, or undefined when gone (kernel threads have none). */
+export function readCommandLine(pid: number): string[] | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (raw.length === 0) return undefined;
+    return raw.replace(/\0$/, '').split('\0');
+  } catch {
+    return undefined;
+  }
+}
