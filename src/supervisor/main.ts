@@ -3,7 +3,6 @@
 // exactly when the owner (the only writer) is gone, however it died.
 // Imports nothing beyond Node's standard library and leash's own standard-library-only files.
 import { read } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { tearDown } from './teardown.js';
 import { ownProcessGroupId } from '../sys/processes.js';
@@ -134,9 +133,4 @@ export async function supervisorMain(argv: readonly string[]): Promise<number> {
     return SupervisorExit.usage;
   }
   return runSupervisor(options);
-}
-
-// The owner library starts this file directly, skipping the CLI, to keep start-up small.
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  supervisorMain(process.argv.slice(2)).then((code) => process.exit(code));
 }

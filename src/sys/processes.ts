@@ -1,6 +1,6 @@
 // Signals, liveness and identity of processes and process groups, zombie-aware where the
 // platform lets us see zombies. Standard library only: the death supervisor imports this file.
-import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { hasProcfs, isDeadState, readProcStat, scanAllStats } from './procfs.js';
 
 /** What became of a signal: delivered, no such target, or not ours to signal. */
@@ -45,6 +45,8 @@ export function ownProcessGroupId(): number {
 export function processGroupOf(pid: number): number | undefined {
   if (hasProcfs()) return readProcStat(pid)?.pgid;
   try {
+    // Loaded only here, off the Linux path: the supervisor should not pay for child_process.
+    const { execFileSync } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
     const out = execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],

@@ -1,10 +1,11 @@
 // Process groups for tests: each helper starts a marked `sh -c` script that leads its own group.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { supervisorCommand } from '../../src/owner/supervisor-link.js';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { markedEnv } from './processes.js';
 
-export const SUPERVISOR_MAIN = fileURLToPath(new URL('../../src/supervisor/main.js', import.meta.url));
+/** The supervisor exactly as the library starts it (the bundled build). */
+export const SUPERVISOR_MAIN = supervisorCommand().at(-1)!;
 
 /** Starts `sh -c script` as the leader of a new group (pgid == pid). */
 export function startGroup(mark: string, script: string): ChildProcess & { pid: number } {
