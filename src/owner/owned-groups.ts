@@ -75,6 +75,15 @@ function pruneGone(except?: number): void {
 
 type SpawnArgs = readonly string[];
 
+let warnedWindows = false;
+function warnWindowsOnce(): void {
+  if (warnedWindows) return;
+  warnedWindows = true;
+  process.emitWarning('leash does not guard children on Windows yet (that needs Job Objects); spawnOwned spawns them plainly', {
+    code: 'LEASH_UNSUPPORTED_PLATFORM',
+  });
+}
+
 /**
  * `child_process.spawn`, except that the child leads a new process group (and session) that
  * is registered with this process's death supervisor before the call returns: the group is
@@ -91,6 +100,12 @@ export function spawnOwned(
   const options: SpawnOptions =
     (Array.isArray(argsOrOptions) ? maybeOptions : (argsOrOptions as SpawnOptions | undefined)) ?? {};
 
+  if (process.platform === 'win32') {
+    // No process groups, no signals, no pipe-EOF supervisor: detaching would only make the child
+    // outlive us. Spawn it plainly and say once that it is not guarded.
+    warnWindowsOnce();
+    return spawn(command, args, options);
+  }
   // The supervisor exists before the child does, so the token sweep covers the spawn gap.
   supervisor().ensure();
   const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
