@@ -7,6 +7,8 @@ const USAGE = `usage: leash <command> [options]
 
 commands:
   supervise --parent-pgid PGID [--grace-ms MS]   the per-owner death supervisor (started by the library)
+  check [options] [PATH...]                      find detached spawns in Python and JS/TS code
+                                                 (leash check --help for its options)
   help                                           this text
 `;
 
@@ -14,6 +16,7 @@ type Command = (argv: string[]) => Promise<number>;
 
 const commands: Record<string, () => Promise<Command>> = {
   supervise: async () => (await import('../supervisor/main.js')).supervisorMain,
+  check: async () => (await import('../check/main.js')).checkMain,
 };
 
 export async function main(argv: string[]): Promise<number> {
