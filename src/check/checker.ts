@@ -5,7 +5,7 @@ import { SHELL_PREFILTER } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 
 const PYTHON_PREFILTER =
-  /start_new_session|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|pty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
+  /start_new_session|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
 const JS_PREFILTER = /detached|\.unref\s*\(/;
 
 export function languageOf(path: string): Language | undefined {
