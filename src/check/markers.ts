@@ -1,4 +1,4 @@
-// Exemption markers: `detached-spawn: ok — <reason>` in a comment.
+// Exemption markers: MARKER_TEXT, a dash and a reason, in a comment.
 //
 // Found by text rather than from the parse trees, so both languages share one implementation and
 // a file that fails to parse still has its markers read. The cost is that a marker inside a string
@@ -8,7 +8,7 @@
 export const MARKER_TEXT = 'detached-spawn: ok';
 
 // A comment opener (`#`, `//`, `/*`, or the `*` that continues a block comment) before the marker.
-const MARKER_IN_COMMENT = /(?:#|\/\/|\/\*|^\s*\*)[^\n]*?detached-spawn: ok(.*)$/;
+const MARKER_IN_COMMENT = new RegExp(String.raw`(?:#|\/\/|\/\*|^\s*\*)[^\n]*?${MARKER_TEXT}(.*)$`);
 // The reason: a dash (an em dash, an en dash or hyphens) followed by some non-blank text.
 const REASON = /^\s*(?:—|–|-+)\s*(\S.*?)\s*(?:\*\/\s*)?$/;
 
