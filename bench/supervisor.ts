@@ -70,6 +70,7 @@ async function deathTrial(mode: 'protocol' | 'library', dir: string, index: numb
 
 async function startupMs(): Promise<number> {
   const began = process.hrtime.bigint();
+  // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
   const child = spawn(commandUnderTest[0]!, [...commandUnderTest.slice(1), '--parent-pgid', '1'], {
     detached: true,
     stdio: ['pipe', 'ignore', 'inherit'],
@@ -81,6 +82,7 @@ async function startupMs(): Promise<number> {
 }
 
 async function memory(): Promise<{ rssMB: number; pssMB: number; privateMB: number; threads: number }> {
+  // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
   const child = spawn(commandUnderTest[0]!, [...commandUnderTest.slice(1), '--parent-pgid', '1'], {
     detached: true,
     stdio: ['pipe', 'ignore', 'inherit'],

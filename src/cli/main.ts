@@ -10,6 +10,8 @@ commands:
   run [--grace S] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]
                                                  run COMMAND and own its whole process tree
   status [FILE] [--json]                         show the state document of a \`leash run\`
+  check [options] [PATH...]                      find detached spawns in Python and JS/TS code
+                                                 (leash check --help for its options)
   help                                           this text
 `;
 
@@ -19,6 +21,7 @@ const commands: Record<string, () => Promise<Command>> = {
   supervise: async () => (await import('../supervisor/main.js')).supervisorMain,
   run: async () => (await import('../run/main.js')).runMain,
   status: async () => (await import('../run/status.js')).statusMain,
+  check: async () => (await import('../check/main.js')).checkMain,
 };
 
 export async function main(argv: string[]): Promise<number> {

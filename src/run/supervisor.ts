@@ -53,6 +53,7 @@ export function classifySpawnError(command: string, error: NodeJS.ErrnoException
 /** Starts the runner in its own session; resolves once it runs, or with why it cannot. */
 export function startRunner(command: string, args: string[]): Promise<ChildProcess | StartFailure> {
   return new Promise((resolve) => {
+    // detached-spawn: ok — the runner gets its own session under leash's subreaper, which owns the whole tree.
     const child = spawn(command, args, { stdio: 'inherit', detached: true });
     child.once('spawn', () => resolve(child));
     child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));

@@ -1,0 +1,73 @@
+// One file in, its findings out: language by extension, a text prefilter, the language's
+// analyser, then exemption markers.
+import { findMarkers, MARKER_TEXT } from './markers.js';
+import { SHELL_PREFILTER } from './shell.js';
+import type { Finding, Language, RawFinding } from './types.js';
+
+const PYTHON_PREFILTER =
+  /start_new_session|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
+const JS_PREFILTER = /detached|\.unref\s*\(/;
+
+export function languageOf(path: string): Language | undefined {
+  if (/\.py$/i.test(path)) return 'python';
+  if (/\.(?:[cm]?[jt]s|[jt]sx)$/i.test(path) && !/\.d\.[cm]?ts$/i.test(path)) return 'js';
+  return undefined;
+}
+
+/** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
+export function mayMatter(text: string, language: Language): boolean {
+  if (text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
+  return (language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER).test(text) || SHELL_PREFILTER.test(text);
+}
+
+// The analysers load on first use: typescript (about 9 MB of JavaScript) and the Python grammar
+// (a WebAssembly module) cost far more start-up time than scanning a tree whose files mostly fail
+// the prefilter, and a pure-Python or pure-JS repository never needs the other one.
+let jsAnalyser: Promise<typeof import('./js-rules.js')> | undefined;
+let pythonAnalyser: Promise<typeof import('./python-rules.js')> | undefined;
+
+async function analyse(text: string, path: string, language: Language): Promise<RawFinding[]> {
+  if (language === 'js') {
+    jsAnalyser ??= import('./js-rules.js');
+    return (await jsAnalyser).analyseJs(text, path);
+  }
+  pythonAnalyser ??= import('./python-rules.js');
+  return (await pythonAnalyser).analysePython(text);
+}
+
+export async function checkText(path: string, text: string, language: Language): Promise<Finding[]> {
+  if (!mayMatter(text, language)) return [];
+  return applyMarkers(path, text, await analyse(text, path, language));
+}
+
+/** Exempts findings covered by a marker with a reason, and reports markers that exempt nothing. */
+export function applyMarkers(path: string, text: string, raw: RawFinding[]): Finding[] {
+  const markers = findMarkers(text);
+  const byLine = new Map(markers.filter((m) => m.reason !== '').map((m) => [m.line, m]));
+  const used = new Set<number>();
+  const findings: Finding[] = raw.map((hit) => {
+    const finding: Finding = { path, line: hit.line, column: hit.column, rule: hit.rule, severity: hit.severity, message: hit.message };
+    // The flagged line and the call's span first, the line above last: a marker that ends the
+    // previous statement belongs to that statement when it has a finding of its own.
+    const ranges: Array<[number, number]> = [[hit.line, hit.line], ...hit.spans, [hit.line - 1, hit.line - 1]];
+    search: for (const [from, to] of ranges) {
+      for (let line = from; line <= to; line++) {
+        const marker = byLine.get(line);
+        if (marker) {
+          finding.suppressed = { kind: 'marker', reason: marker.reason };
+          used.add(line);
+          break search;
+        }
+      }
+    }
+    return finding;
+  });
+  for (const marker of markers) {
+    if (marker.reason === '') {
+      findings.push({ path, line: marker.line, column: marker.column, rule: 'unused-marker', severity: 'warning', message: `\`${MARKER_TEXT}\` without a reason after a dash exempts nothing` });
+    } else if (!used.has(marker.line)) {
+      findings.push({ path, line: marker.line, column: marker.column, rule: 'unused-marker', severity: 'warning', message: `\`${MARKER_TEXT}\` marker exempts nothing here; remove it` });
+    }
+  }
+  return findings.sort((a, b) => a.line - b.line || a.column - b.column);
+}

@@ -1,0 +1,140 @@
+// Output formats: text for people, JSON for scripts, SARIF 2.1.0 for code scanning, GitHub
+// workflow commands for annotations on a pull request.
+import { MARKER_TEXT } from './markers.js';
+import type { Finding, RuleId } from './types.js';
+
+export const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export interface Report {
+  findings: Finding[];
+  advisories: string[];
+  filesChecked: number;
+  /** Whether the advisories fail the run (--strict-baseline). */
+  strictBaseline: boolean;
+}
+
+export const FIX_HINT =
+  'Start long-lived children with spawnOwned (or hand a group something else spawned to ownProcessGroup); ' +
+  `if a child must outlive its owner on purpose, mark the line with \`${MARKER_TEXT} — <reason>\`.`;
+
+const RULE_HELP: Record<RuleId, string> = {
+  'js-detached-spawn': 'A spawn whose options set `detached`: the child leads its own group and survives its owner.',
+  'js-detached-literal': '`detached` set in a file that spawns processes, not traced to a spawn call.',
+  'js-unref-child': '`.unref()` on a child process handle: the owner can exit while the child runs on.',
+  'py-new-session': 'start_new_session / process_group / posix_spawn setsid or setpgroup: the child gets its own session or group.',
+  'py-os-detach': 'os.setsid, os.setpgid or os.setpgrp: a process leaves its owner\'s group.',
+  'py-pty': 'pty.fork, pty.spawn or os.forkpty: the child always starts a new session.',
+  'py-detach-helper': 'A call of windows_detach_popen_kwargs(), which returns detaching Popen options.',
+  'py-windows-detach': 'DETACHED_PROCESS, CREATE_NEW_PROCESS_GROUP or CREATE_BREAKAWAY_FROM_JOB in creation flags.',
+  'shell-background': 'A literal shell command that backgrounds a process (nohup, setsid, &, disown, start /b, Start-Process).',
+  'parse-error': 'The file could not be parsed, so a detached spawn in it could go unseen.',
+  'unused-marker': 'An exemption marker that exempts nothing, or has no reason.',
+};
+
+/** Findings that fail the run or are shown as warnings: not exempt, not within the baseline. */
+export function reported(findings: Finding[]): Finding[] {
+  return findings.filter((f) => f.suppressed === undefined);
+}
+
+export function failing(report: Report): boolean {
+  return reported(report.findings).some((f) => f.severity === 'error') || (report.strictBaseline && report.advisories.length > 0);
+}
+
+export function render(format: Format, report: Report): string {
+  switch (format) {
+    case 'text':
+      return renderText(report);
+    case 'json':
+      return renderJson(report);
+    case 'sarif':
+      return renderSarif(report);
+    case 'github':
+      return renderGithub(report);
+  }
+}
+
+function renderText(report: Report): string {
+  const shown = reported(report.findings);
+  const lines = shown.map((f) => `${f.path}:${f.line}:${f.column} ${f.rule} ${f.severity === 'warning' ? 'warning: ' : ''}${f.message}`);
+  if (report.advisories.length > 0) {
+    lines.push(`advisory: the baseline is stale; regenerate it with --print-baseline${report.strictBaseline ? ' (fails with --strict-baseline)' : ''}:`);
+    lines.push(...report.advisories.map((a) => `  ${a}`));
+  }
+  const errors = shown.filter((f) => f.severity === 'error').length;
+  const exempt = report.findings.filter((f) => f.suppressed?.kind === 'marker').length;
+  const baselined = report.findings.filter((f) => f.suppressed?.kind === 'baseline').length;
+  const tally = `${report.filesChecked} file(s) checked, ${exempt} marked exempt, ${baselined} within the baseline`;
+  if (errors > 0) {
+    lines.push('', `${errors} detached spawn finding(s) (${tally}). ${FIX_HINT}`);
+  } else {
+    lines.push(`no detached spawns outside the owned-spawn helper (${tally})`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function renderJson(report: Report): string {
+  const plain = (f: Finding) => ({ path: f.path, line: f.line, column: f.column, rule: f.rule, severity: f.severity, message: f.message });
+  return `${JSON.stringify(
+    {
+      findings: reported(report.findings).map(plain),
+      suppressed: report.findings.filter((f) => f.suppressed).map((f) => ({ ...plain(f), suppressed: f.suppressed })),
+      advisories: report.advisories,
+      filesChecked: report.filesChecked,
+      failed: failing(report),
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+function renderSarif(report: Report): string {
+  const rules = Object.keys(RULE_HELP) as RuleId[];
+  const results = report.findings.map((f) => ({
+    ruleId: f.rule,
+    ruleIndex: rules.indexOf(f.rule),
+    level: f.severity === 'error' ? 'error' : 'warning',
+    message: { text: f.message },
+    locations: [
+      {
+        physicalLocation: {
+          artifactLocation: { uri: encodeURI(f.path), uriBaseId: '%SRCROOT%' },
+          region: { startLine: f.line, startColumn: f.column },
+        },
+      },
+    ],
+    ...(f.suppressed?.kind === 'marker' ? { suppressions: [{ kind: 'inSource', justification: f.suppressed.reason }] } : {}),
+    ...(f.suppressed?.kind === 'baseline'
+      ? { baselineState: 'unchanged', suppressions: [{ kind: 'external', justification: 'tolerated by the leash check baseline' }] }
+      : {}),
+  }));
+  const sarif = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'leash-check',
+            informationUri: 'https://www.npmjs.com/package/leash',
+            rules: rules.map((id) => ({ id, shortDescription: { text: RULE_HELP[id] }, help: { text: FIX_HINT } })),
+          },
+        },
+        results,
+      },
+    ],
+  };
+  return `${JSON.stringify(sarif, null, 2)}\n`;
+}
+
+// Workflow command values escape %, CR and LF; properties also escape : and ,.
+const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+function renderGithub(report: Report): string {
+  const lines = reported(report.findings).map(
+    (f) => `::${f.severity} file=${escapeProperty(f.path)},line=${f.line},col=${f.column},title=${escapeProperty(`leash ${f.rule}`)}::${escapeData(`${f.message}. ${FIX_HINT}`)}`,
+  );
+  for (const advisory of report.advisories) lines.push(`::${report.strictBaseline ? 'error' : 'warning'} title=leash baseline::${escapeData(advisory)}`);
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}

@@ -1,0 +1,24 @@
+// Literal shell command text that starts a process in the background, where it outlives whoever
+// ran the shell. Used by both language analysers on string literals handed to a spawn or shell call.
+
+const BACKGROUNDING: Array<[RegExp, string]> = [
+  [/(?:^|[\s;&|(`'"])nohup(?:\s|$)/, 'nohup'],
+  [/(?:^|[\s;&|(`'"])setsid(?:\s|$)/, 'setsid'],
+  [/(?:^|[\s;&|(])disown(?:\s|$|;)/, 'disown'],
+  [/(?:^|[\s;&|("'])start\s+(?:"[^"]*"\s+)?\/b(?:\s|$)/i, 'start /b'],
+  [/(?:^|[\s;&|("'])Start-Process(?:\s|$)/i, 'Start-Process'],
+  // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
+  // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do.
+  [/(?<![&>|<\\])&(?![&>])(?=\s|$|[;)])/, 'a background `&`'],
+];
+
+/** The backgrounding construct in `command`, or undefined. */
+export function backgroundingIn(command: string): string | undefined {
+  for (const [pattern, name] of BACKGROUNDING) {
+    if (pattern.test(command)) return name;
+  }
+  return undefined;
+}
+
+/** Cheap test of raw source text: can any string in it background a process? */
+export const SHELL_PREFILTER = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process|[^&>|<]&(?:\s*["'`;)]|\s+\w)/i;

@@ -1,0 +1,62 @@
+// ESLint plugin: `leash/no-detached-spawn` reports the JS/TS findings of `leash check` inside the
+// editor and in existing lint runs.
+//
+// The rule does not walk ESLint's tree: it hands the file's text to the same analyser `leash check`
+// uses, so both always agree, and it works under any parser ESLint is configured with (espree,
+// typescript-eslint, ...). ESLint itself is only a peer dependency of this entry point.
+import { applyMarkers, mayMatter } from '../check/checker.js';
+import { analyseJs } from '../check/js-rules.js';
+import { FIX_HINT } from '../check/formats.js';
+
+/** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
+const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
+
+// Structural types, so that this module compiles and loads without eslint installed.
+interface RuleContext {
+  filename: string;
+  sourceCode: { text: string };
+  report(descriptor: { loc: { line: number; column: number }; messageId: string; data: Record<string, string> }): void;
+}
+
+export const noDetachedSpawn = {
+  meta: {
+    type: 'problem' as const,
+    docs: {
+      description: 'Disallow spawning child processes that outlive their owner (detached, unref, backgrounding shell text)',
+      url: 'https://www.npmjs.com/package/leash',
+    },
+    schema: [],
+    messages: { finding: '{{message}} [{{rule}}]. {{hint}}' },
+  },
+  create(context: RuleContext) {
+    return {
+      'Program:exit'(): void {
+        const text = context.sourceCode.text;
+        if (!mayMatter(text, 'js')) return;
+        const filename = context.filename && !context.filename.startsWith('<') ? context.filename : 'input.tsx';
+        for (const finding of applyMarkers(filename, text, analyseJs(text, filename))) {
+          if (finding.suppressed || !REPORTED_RULES.has(finding.rule)) continue;
+          context.report({
+            loc: { line: finding.line, column: finding.column - 1 },
+            messageId: 'finding',
+            data: { message: finding.message, rule: finding.rule, hint: FIX_HINT },
+          });
+        }
+      },
+    };
+  },
+};
+
+const plugin = {
+  meta: { name: 'leash', namespace: 'leash' },
+  rules: { 'no-detached-spawn': noDetachedSpawn },
+  configs: {} as Record<string, unknown>,
+};
+
+/** Flat config: `import leash from 'leash/eslint'; export default [leash.configs.recommended];` */
+plugin.configs.recommended = {
+  plugins: { leash: plugin },
+  rules: { 'leash/no-detached-spawn': 'error' },
+};
+
+export default plugin;

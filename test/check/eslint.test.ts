@@ -1,0 +1,71 @@
+// The JS/TS fixture suite through the ESLint rule: the same findings `leash check` must report.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Linter } from 'eslint';
+import plugin from '../../src/eslint/index.js';
+import { copyFixtures, key, type Expectation } from './harness.js';
+
+const ESLINT_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
+
+// ESLint's own parser reads only JavaScript. The rule reads the source text, not the tree, so for
+// TypeScript a stand-in parser that yields an empty program is enough (projects use typescript-eslint).
+const textOnlyParser = {
+  meta: { name: 'text-only' },
+  parseForESLint(code: string) {
+    const lines = code.split('\n');
+    return {
+      ast: {
+        type: 'Program',
+        body: [],
+        sourceType: 'module',
+        range: [0, code.length],
+        loc: { start: { line: 1, column: 0 }, end: { line: lines.length, column: (lines.at(-1) ?? '').length } },
+        tokens: [],
+        comments: [],
+      },
+      visitorKeys: { Program: [] },
+    };
+  },
+};
+
+test('the ESLint rule reports the same JS/TS fixture findings as leash check', () => {
+  const fixtures = copyFixtures('js');
+  try {
+    const linter = new Linter({ configType: 'flat', cwd: fixtures.dir });
+    const got: Expectation[] = [];
+    let linted = 0;
+    for (const file of fixtures.files) {
+      const text = readFileSync(join(fixtures.dir, file), 'utf8');
+      if (fixtures.expected.some((e) => e.file === file && e.rule === 'parse-error')) continue; // ESLint rejects it itself
+      const isTypeScript = /\.[cm]?tsx?$/.test(file);
+      const messages = linter.verify(
+        text,
+        [
+          {
+            files: ['**/*.{js,mjs,cjs,jsx,ts,mts,cts,tsx}'],
+            plugins: { leash: plugin as never },
+            rules: { 'leash/no-detached-spawn': 'error' },
+            languageOptions: isTypeScript
+              ? { parser: textOnlyParser as never }
+              : { ecmaVersion: 'latest', sourceType: file.endsWith('.cjs') ? 'commonjs' : 'module' },
+          },
+        ],
+        join(fixtures.dir, file),
+      );
+      for (const message of messages) {
+        assert.equal(message.fatal, undefined, `${file}: ${message.message}`);
+        assert.equal(message.ruleId, 'leash/no-detached-spawn', `${file}:${message.line}: ${message.message}`);
+        const rule = /\[([\w-]+)\]/.exec(message.message)?.[1] ?? '?';
+        got.push({ file, line: message.line, rule });
+      }
+      linted++;
+    }
+    assert.ok(linted >= 10, 'the suite was linted');
+    const expected = fixtures.expected.filter((e) => ESLINT_RULES.has(e.rule) && !fixtures.expected.some((p) => p.file === e.file && p.rule === 'parse-error'));
+    assert.deepEqual(got.map(key).sort(), expected.map(key).sort());
+  } finally {
+    fixtures.remove();
+  }
+});
