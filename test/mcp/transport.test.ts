@@ -94,6 +94,30 @@ test('a server that leaves on EOF is closed without waiting out the graces', asy
   assert.ok(tookMs < 8000, `close() took ${tookMs} ms; an idle server leaves on stdin's end`);
 });
 
+test('close() KILLs a member that ignores SIGTERM once the grace is over', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const graceMs = 600;
+  const transport = new OwnedStdioClientTransport({
+    ...wrappedServer(),
+    env: { LEASH_TEST_MARK: mark, LEASH_TEST_IGNORE_TERM: '1' },
+    stderr: 'pipe',
+    eofGraceMs: 100,
+    graceMs,
+  });
+  const tree = new TreeReport(transport.stderr);
+  const client = new Client({ name: 'leash-test', version: '0.0.0' });
+  await client.connect(transport);
+  await exercise(client);
+  keepBusy(client);
+  await waitUntil(() => tree.launcher !== undefined, 5000);
+  const started = Date.now();
+  await client.close();
+  const tookMs = Date.now() - started;
+  assert.deepEqual(markedPids(mark), [], 'the TERM-ignoring launcher is gone too');
+  assert.ok(tookMs >= graceMs, `close() took ${tookMs} ms: it must have waited out the grace before KILL`);
+});
+
 test('a missing command rejects start() like the SDK does', async () => {
   const transport = new OwnedStdioClientTransport({ command: '/nonexistent/leash-mcp-server' });
   const errors: Error[] = [];
