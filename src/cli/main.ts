@@ -7,6 +7,9 @@ const USAGE = `usage: leash <command> [options]
 
 commands:
   supervise --parent-pgid PGID [--grace-ms MS]   the per-owner death supervisor (started by the library)
+  run [--grace S] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]
+                                                 run COMMAND and own its whole process tree
+  status [FILE] [--json]                         show the state document of a \`leash run\`
   help                                           this text
 `;
 
@@ -14,6 +17,8 @@ type Command = (argv: string[]) => Promise<number>;
 
 const commands: Record<string, () => Promise<Command>> = {
   supervise: async () => (await import('../supervisor/main.js')).supervisorMain,
+  run: async () => (await import('../run/main.js')).runMain,
+  status: async () => (await import('../run/status.js')).statusMain,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,93 @@
+// `leash run` where there is no subreaper (not Linux, or no way to make the syscalls): the runner
+// leads its own process group and session, and we supervise that group. What is lost: orphans
+// go to init instead of to us, and a descendant that starts its own session or group escapes.
+import { ChildProcess } from 'node:child_process';
+import { liveMemberCounts, signalGroup } from '../sys/processes.js';
+import { signalNumber } from '../sys/verified-signal.js';
+import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
+import { StatePublisher, type Phase } from './state.js';
+
+export interface GroupFallbackOptions {
+  command: string;
+  args: string[];
+  graceMs: number;
+  statePath?: string;
+  log: (line: string) => void;
+}
+
+const POLL_MS = 100;
+
+export async function runWithProcessGroup(options: GroupFallbackOptions): Promise<number> {
+  const started = await startRunner(options.command, options.args);
+  if (!(started instanceof ChildProcess)) {
+    options.log(started.message);
+    return started.code;
+  }
+  const pgid = started.pid ?? 0;
+  let phase: Phase = 'running';
+  let exitCode: number | null = null;
+  let requested: NodeJS.Signals | undefined;
+  let escalated = false;
+  let members = 1;
+  const state = new StatePublisher(options.statePath, () => ({
+    active_children: members,
+    adopted_children: 0,
+    escalated,
+    orphaned_children_total: 0,
+    phase,
+    reaped_children_total: exitCode === null ? 0 : 1,
+    reaped_orphans_total: 0,
+    runner_exit_code: exitCode,
+    termination_signal: requested ? signalNumber(requested) : null,
+  }), (message) => options.log(`warning: ${message}`));
+  const enter = (next: Phase) => {
+    phase = next;
+    options.log(`phase=${next} active=${members} escalated=${escalated}` +
+      (exitCode === null ? '' : ` runner_exit_code=${exitCode}`));
+    state.publish(true);
+  };
+  enter('running');
+
+  let graceTimer: NodeJS.Timeout | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (phase !== 'running') return;
+    enter('stopping');
+    signalGroup(pgid, signal);
+    graceTimer = setTimeout(() => {
+      escalated = true;
+      enter('killing');
+      signalGroup(pgid, 'SIGKILL');
+    }, options.graceMs);
+  };
+  const handlers = CONTROL_SIGNALS.map((signal) => {
+    const handler = () => {
+      requested ??= signal;
+      if (phase === 'running') stop(signal);
+      else signalGroup(pgid, signal);
+    };
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  started.once('exit', (code, signal) => {
+    exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
+  });
+
+  // No event tells us when the last member of a group is gone: poll it.
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      members = liveMemberCounts([pgid]).get(pgid) ?? 0;
+      if (exitCode !== null && members === 0) {
+        clearInterval(timer);
+        resolve();
+      } else if (exitCode !== null) {
+        stop('SIGTERM');
+      }
+      state.publish();
+    }, POLL_MS);
+  });
+  if (graceTimer) clearTimeout(graceTimer);
+  for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+  enter('exited');
+  state.close();
+  return exitCode ?? 1;
+}

@@ -1,0 +1,119 @@
+// The state document of `leash run`: a small fixed-shape JSON file that a person or a program can
+// read at any time (`leash status`). Replaced atomically (write a private temporary file, then
+// rename over the old one), so a reader never sees half a document.
+import { chmodSync, closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+export const PHASES = ['starting', 'running', 'stopping', 'killing', 'exited'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** The document's fields; the names are part of the interface (programs read them). */
+export interface RunState {
+  active_children: number;
+  adopted_children: number;
+  escalated: boolean;
+  orphaned_children_total: number;
+  phase: Phase;
+  reaped_children_total: number;
+  reaped_orphans_total: number;
+  runner_exit_code: number | null;
+  termination_signal: number | null;
+  updated_at: string;
+}
+
+export const STATE_FIELDS: ReadonlyArray<keyof RunState> = [
+  'active_children',
+  'adopted_children',
+  'escalated',
+  'orphaned_children_total',
+  'phase',
+  'reaped_children_total',
+  'reaped_orphans_total',
+  'runner_exit_code',
+  'termination_signal',
+  'updated_at',
+];
+
+/** Serialises with the keys in a fixed (sorted) order, one line. */
+export function serializeState(state: RunState): string {
+  const ordered: Record<string, unknown> = {};
+  for (const field of STATE_FIELDS) ordered[field] = state[field];
+  return JSON.stringify(ordered) + '\n';
+}
+
+/** Writes `text` to `path` atomically with mode 0600. Throws on failure (after cleaning up). */
+export function replaceFileAtomically(path: string, text: string): void {
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    // Created 0600 from the start, so the content is never readable by others, even briefly.
+    const fd = openSync(temporary, 'w', 0o600);
+    try {
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+    chmodSync(temporary, 0o600); // an old temporary left by a crash may have had other bits
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Publishes state changes at most once per `minIntervalMs`, and at once when forced (phase
+ * boundaries). A change that arrives too soon is written when the interval ends. The first
+ * failure to write gives one warning; supervision never depends on the file.
+ */
+export class StatePublisher {
+  private lastWrittenAt = -Infinity;
+  private lastComparable = '';
+  private trailing: NodeJS.Timeout | undefined;
+  private warned = false;
+  writes = 0;
+
+  constructor(
+    private readonly path: string | undefined,
+    private readonly snapshot: () => Omit<RunState, 'updated_at'>,
+    private readonly warn: (message: string) => void,
+    private readonly minIntervalMs = 1000,
+  ) {}
+
+  publish(force = false): void {
+    if (this.path === undefined) return;
+    const state = this.snapshot();
+    const comparable = JSON.stringify(state);
+    if (!force && comparable === this.lastComparable) return;
+    const now = Date.now();
+    const wait = this.lastWrittenAt + this.minIntervalMs - now;
+    if (!force && wait > 0) {
+      this.trailing ??= setTimeout(() => {
+        this.trailing = undefined;
+        this.publish();
+      }, wait);
+      this.trailing.unref();
+      return;
+    }
+    if (this.trailing) {
+      clearTimeout(this.trailing);
+      this.trailing = undefined;
+    }
+    this.lastComparable = comparable;
+    this.lastWrittenAt = now;
+    try {
+      replaceFileAtomically(this.path, serializeState({ ...state, updated_at: new Date(now).toISOString() }));
+      this.writes += 1;
+    } catch (error) {
+      if (!this.warned) {
+        this.warned = true;
+        const reason = error instanceof Error ? error.message : String(error);
+        this.warn(`cannot write the state file ${this.path} (${reason}); supervision goes on without it`);
+      }
+    }
+  }
+
+  close(): void {
+    if (this.trailing) clearTimeout(this.trailing);
+    this.trailing = undefined;
+  }
+}

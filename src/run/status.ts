@@ -1,0 +1,93 @@
+// `leash status [FILE] [--json]`: reads the state document `leash run` keeps.
+import { readFileSync } from 'node:fs';
+import { signalName } from '../sys/verified-signal.js';
+import { PHASES, STATE_FIELDS, serializeState, type RunState } from './state.js';
+
+export const STATUS_USAGE = 'usage: leash status [FILE] [--json]   (FILE defaults to $LEASH_STATE_PATH)';
+
+/** Exit codes of `leash status` (sysexits). */
+export const StatusExit = { ok: 0, usage: 64, invalid: 65, unreadable: 66 } as const;
+
+/** Checks that a parsed value is a state document; a string says what is wrong. */
+export function validateState(value: unknown): RunState | string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const record = value as Record<string, unknown>;
+  for (const field of STATE_FIELDS) if (!(field in record)) return `missing field '${field}'`;
+  const counts = ['active_children', 'adopted_children', 'orphaned_children_total', 'reaped_children_total', 'reaped_orphans_total'];
+  for (const field of counts) {
+    if (!Number.isInteger(record[field])) return `'${field}' is not a whole number`;
+  }
+  if (typeof record.escalated !== 'boolean') return `'escalated' is not true or false`;
+  if (!PHASES.includes(record.phase as never)) return `unknown phase '${String(record.phase)}'`;
+  for (const field of ['runner_exit_code', 'termination_signal']) {
+    if (record[field] !== null && !Number.isInteger(record[field])) return `'${field}' is neither null nor a number`;
+  }
+  if (typeof record.updated_at !== 'string') return `'updated_at' is not a string`;
+  return record as unknown as RunState;
+}
+
+/** The document for a person. */
+export function describeState(state: RunState, now = Date.now()): string {
+  const age = Math.max(0, Math.round((now - Date.parse(state.updated_at)) / 1000));
+  const signal = state.termination_signal === null
+    ? 'none'
+    : `${signalName(state.termination_signal) ?? 'signal'} (${state.termination_signal})`;
+  const runner = state.runner_exit_code === null
+    ? 'running'
+    : state.runner_exit_code > 128
+      ? `exited with status ${state.runner_exit_code} (killed by ${signalName(state.runner_exit_code - 128) ?? 'a signal'})`
+      : `exited with status ${state.runner_exit_code}`;
+  const rows: Array<[string, string]> = [
+    ['phase', state.phase],
+    ['runner', runner],
+    ['processes', `${state.active_children} live in the tree, ${state.adopted_children} of them adopted orphans`],
+    ['orphans', `${state.orphaned_children_total} adopted in all, ${state.reaped_orphans_total} reaped`],
+    ['reaped', `${state.reaped_children_total} in all (runner included)`],
+    ['stop signal', signal],
+    ['escalated', state.escalated ? 'yes: SIGKILL after the grace' : 'no'],
+    ['updated', `${state.updated_at} (${age} s ago)`],
+  ];
+  return rows.map(([label, value]) => `${label.padEnd(12)} ${value}`).join('\n') + '\n';
+}
+
+export async function statusMain(argv: string[]): Promise<number> {
+  let json = false;
+  let file: string | undefined;
+  for (const arg of argv) {
+    if (arg === '--json') json = true;
+    else if (arg.startsWith('-') && arg !== '-') {
+      process.stderr.write(`leash status: unknown option '${arg}'\n${STATUS_USAGE}\n`);
+      return StatusExit.usage;
+    } else if (file === undefined) file = arg;
+    else {
+      process.stderr.write(`leash status: one FILE at most\n${STATUS_USAGE}\n`);
+      return StatusExit.usage;
+    }
+  }
+  file ??= process.env.LEASH_STATE_PATH || undefined;
+  if (file === undefined) {
+    process.stderr.write(`leash status: no FILE given and LEASH_STATE_PATH is not set\n${STATUS_USAGE}\n`);
+    return StatusExit.usage;
+  }
+  let text: string;
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    process.stderr.write(`leash status: cannot read ${file}: ${(error as Error).message}\n`);
+    return StatusExit.unreadable;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    process.stderr.write(`leash status: ${file} is not JSON\n`);
+    return StatusExit.invalid;
+  }
+  const state = validateState(parsed);
+  if (typeof state === 'string') {
+    process.stderr.write(`leash status: ${file} is not a leash run state document: ${state}\n`);
+    return StatusExit.invalid;
+  }
+  process.stdout.write(json ? serializeState(state) : describeState(state));
+  return StatusExit.ok;
+}

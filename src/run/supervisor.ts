@@ -1,0 +1,343 @@
+// The Linux tree supervisor behind `leash run`: a child subreaper that starts one command (the
+// runner) in its own session, adopts and reaps every orphan of the runner's tree, and takes the
+// whole tree down (the stop signal, then SIGKILL after a grace) when asked to stop, when the
+// runner exits, or when its own parent dies.
+//
+// Reaping rule: libuv owns the runner's exit status and reaps it with waitpid(runner). Everything
+// else that becomes our child is an adopted orphan, and we reap each one with waitpid(thatPid).
+// waitpid(-1) is never called: it would steal the runner's status from libuv.
+//
+// Wake-ups: SIGCHLD (an adopted orphan or the runner changed state), the runner's exit event,
+// control signals, the parent-death signal, and timers (grace, and a slow safety sweep). The
+// tree's last process to die is always our direct child by then (every dead ancestor hands
+// its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
+import { ChildProcess, spawn } from 'node:child_process';
+import { ownProcessGroupId } from '../sys/processes.js';
+import { readChildren, isDeadState, type ProcStat } from '../sys/procfs.js';
+import { walkDescendants, walkOnce, type ProcessTree } from '../sys/tree.js';
+import {
+  getParentPid,
+  reapChild,
+  setChildSubreaper,
+  setParentDeathSignal,
+} from '../sys/native.js';
+import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
+import { StatePublisher, type Phase, type RunState } from './state.js';
+
+export const CONTROL_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
+const PARENT_DEATH_SIGNAL = 'SIGUSR2';
+const RUNNING_SWEEP_MS = 5000;
+const STOPPING_SWEEP_MS = 250;
+const PARENT_CHECK_MS = 1000;
+const KILL_REPEAT_MS = 1000;
+
+export interface TreeSupervisorOptions {
+  command: string;
+  args: string[];
+  graceMs: number;
+  statePath?: string;
+  dieWithParent: boolean;
+  log: (line: string) => void;
+}
+
+/** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
+export type StartFailure = { code: 126 | 127; message: string };
+
+/** Maps a spawn error to the shell's conventions: 127 not found, 126 found but not runnable. */
+export function classifySpawnError(command: string, error: NodeJS.ErrnoException): StartFailure {
+  if (error.code === 'ENOENT') return { code: 127, message: `${command}: command not found` };
+  return { code: 126, message: `${command}: cannot execute (${error.code ?? error.message})` };
+}
+
+/** Starts the runner in its own session; resolves once it runs, or with why it cannot. */
+export function startRunner(command: string, args: string[]): Promise<ChildProcess | StartFailure> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit', detached: true });
+    child.once('spawn', () => resolve(child));
+    child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));
+  });
+}
+
+const key = (stat: { pid: number; startTime: number }) => `${stat.pid}:${stat.startTime}`;
+
+export class TreeSupervisor {
+  phase: Phase = 'starting';
+  private readonly self = process.pid;
+  private readonly ownPgid = ownProcessGroupId();
+  private runner: ChildProcess | undefined;
+  private runnerPid = 0;
+  private runnerExitCode: number | null = null;
+  private requestedSignal: NodeJS.Signals | undefined;
+  private stopSignal: NodeJS.Signals = 'SIGTERM';
+  private escalated = false;
+  private tree: ProcessTree = new Map();
+  /** Our direct children other than the runner, by pid, with their start times. */
+  private adopted = new Map<number, number>();
+  private orphanedTotal = 0;
+  private reapedTotal = 0;
+  private reapedOrphansTotal = 0;
+  /** Processes (pid:start) already sent the current phase's signal. */
+  private signalled = new Set<string>();
+  private originalParent = 0;
+  private readonly state: StatePublisher;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private checkQueued = false;
+  private finish: ((code: number) => void) | undefined;
+  private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
+
+  constructor(private readonly options: TreeSupervisorOptions) {
+    this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
+      options.log(`warning: ${message}`),
+    );
+  }
+
+  snapshot(): Omit<RunState, 'updated_at'> {
+    let active = 0;
+    for (const stat of this.tree.values()) if (!isDeadState(stat.state)) active += 1;
+    return {
+      active_children: active,
+      adopted_children: this.adopted.size,
+      escalated: this.escalated,
+      orphaned_children_total: this.orphanedTotal,
+      phase: this.phase,
+      reaped_children_total: this.reapedTotal,
+      reaped_orphans_total: this.reapedOrphansTotal,
+      runner_exit_code: this.runnerExitCode,
+      termination_signal: this.requestedSignal ? signalNumber(this.requestedSignal) : null,
+    };
+  }
+
+  /** Runs the command to the end of its whole tree; resolves with leash's exit code. */
+  async run(): Promise<number> {
+    // Orphans must come to us, not to init, from the runner's very first fork.
+    setChildSubreaper();
+    this.on('SIGCHLD', () => this.scheduleCheck());
+    for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
+    if (this.options.dieWithParent && !this.armParentDeath()) {
+      this.options.log('parent already gone before the command started; not starting it');
+      this.cleanUp();
+      return 1;
+    }
+
+    const started = await startRunner(this.options.command, this.options.args);
+    if (!(started instanceof ChildProcess)) {
+      this.options.log(started.message);
+      this.cleanUp();
+      return started.code;
+    }
+    this.runner = started;
+    this.runnerPid = started.pid ?? 0;
+    started.once('exit', (code, signal) => {
+      this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
+      this.reapedTotal += 1;
+      this.scheduleCheck();
+    });
+
+    const done = new Promise<number>((resolve) => {
+      this.finish = resolve;
+    });
+    this.observe();
+    this.enterPhase('running');
+    // A control signal may have arrived while the runner was starting.
+    if (this.requestedSignal) this.beginStop(this.requestedSignal, `signal ${this.requestedSignal}`);
+    this.armSweep(RUNNING_SWEEP_MS);
+    this.scheduleCheck();
+    return done;
+  }
+
+  private on(event: string, listener: (...args: unknown[]) => void): void {
+    process.on(event as NodeJS.Signals, listener);
+    this.listeners.push([event, listener]);
+  }
+
+  private after(ms: number, action: () => void, repeat = false): NodeJS.Timeout {
+    const timer = repeat ? setInterval(action, ms) : setTimeout(() => {
+      this.timers.delete(timer);
+      action();
+    }, ms);
+    this.timers.add(timer);
+    return timer;
+  }
+
+  private armSweep(ms: number): void {
+    if (this.sweepTimer) {
+      clearInterval(this.sweepTimer);
+      this.timers.delete(this.sweepTimer);
+    }
+    // Ref'd on purpose: once the runner is gone, this keeps the loop alive while the tree lives.
+    this.sweepTimer = this.after(ms, () => this.check(), true);
+  }
+
+  /**
+   * Parent death, robustly: PR_SET_PDEATHSIG wakes us at once, but fires when the *thread* that
+   * forked us exits (and again at each reparenting), so it only prompts a getppid() check; a
+   * 1 s getppid() check covers a lost signal. Returns false when the parent is already gone
+   * (it died before the signal was armed: the fork race).
+   */
+  private armParentDeath(): boolean {
+    this.originalParent = process.ppid;
+    this.on(PARENT_DEATH_SIGNAL, () => this.checkParent(true));
+    setParentDeathSignal(signalNumber(PARENT_DEATH_SIGNAL));
+    if (this.parentIsGone(false)) return false;
+    this.after(PARENT_CHECK_MS, () => this.checkParent(false), true);
+    return true;
+  }
+
+  private parentIsGone(signalled: boolean): boolean {
+    const now = getParentPid();
+    // Outside our pid namespace the parent reads as 0: then only the kernel's signal can tell.
+    if (this.originalParent === 0) return signalled;
+    return now !== this.originalParent;
+  }
+
+  private checkParent(signalled: boolean): void {
+    if (this.phase !== 'running' || !this.parentIsGone(signalled)) return;
+    this.beginStop('SIGTERM', 'parent died');
+  }
+
+  private onControlSignal(signal: NodeJS.Signals): void {
+    if (this.phase === 'starting' || this.phase === 'running') {
+      this.requestedSignal ??= signal;
+      if (this.phase === 'running') this.beginStop(signal, `signal ${signal}`);
+    } else if (this.phase === 'stopping') {
+      // A repeated request is passed on too; the grace keeps running.
+      this.signalled.clear();
+      this.signalTree(signal);
+    }
+  }
+
+  private scheduleCheck(): void {
+    if (this.checkQueued) return;
+    this.checkQueued = true;
+    setImmediate(() => {
+      this.checkQueued = false;
+      this.check();
+    });
+  }
+
+  /** Reaps adopted orphans that have ended. Never touches the runner while libuv owns it. */
+  private reapAdopted(): void {
+    const children = readChildren(this.self) ?? [...walkOnce(this.self).values()]
+      .filter((stat) => stat.ppid === this.self)
+      .map((stat) => stat.pid);
+    for (const pid of children) {
+      if (pid === this.runnerPid && this.runnerExitCode === null) continue;
+      const result = reapChild(pid);
+      if (result.state === 'exited' || result.state === 'signaled') {
+        this.reapedTotal += 1;
+        this.reapedOrphansTotal += 1;
+        if (!this.adopted.delete(pid)) this.orphanedTotal += 1;
+      }
+    }
+  }
+
+  /** Re-walks the tree and refreshes the adoption record and counters. */
+  private observe(): void {
+    this.tree = walkDescendants(this.self);
+    const direct = new Map<number, number>();
+    for (const stat of this.tree.values()) {
+      if (stat.ppid !== this.self) continue;
+      if (stat.pid === this.runnerPid && this.runnerExitCode === null) continue;
+      direct.set(stat.pid, stat.startTime);
+      if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
+    }
+    this.adopted = direct;
+  }
+
+  private check(): void {
+    if (this.phase === 'exited' || this.phase === 'starting') return;
+    this.reapAdopted();
+    this.observe();
+    if (this.phase === 'stopping' || this.phase === 'killing') {
+      this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal, true);
+    }
+    const runnerDone = this.runnerExitCode !== null;
+    if (runnerDone && this.tree.size === 0) {
+      this.end();
+      return;
+    }
+    if (runnerDone && this.phase === 'running') {
+      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
+      return;
+    }
+    this.state.publish();
+  }
+
+  private beginStop(signal: NodeJS.Signals, reason: string): void {
+    if (this.phase !== 'running') return;
+    this.stopSignal = signal;
+    this.observe();
+    this.enterPhase('stopping', reason);
+    this.signalTree(signal);
+    this.armSweep(STOPPING_SWEEP_MS);
+    this.after(this.options.graceMs, () => this.escalate());
+    this.scheduleCheck();
+  }
+
+  private escalate(): void {
+    if (this.phase !== 'stopping') return;
+    this.reapAdopted();
+    this.observe();
+    if (this.tree.size === 0 && this.runnerExitCode !== null) {
+      this.end();
+      return;
+    }
+    this.escalated = true;
+    this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
+    this.signalled.clear();
+    this.signalTree('SIGKILL');
+    // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
+    this.after(KILL_REPEAT_MS, () => {
+      this.signalled.clear();
+      this.check();
+    }, true);
+  }
+
+  /**
+   * Signals the whole tree: every process group in it (except our own) through a member that
+   * proves the group is still the one we saw, then every process by identity. With `onlyNew`,
+   * only processes not yet sent this phase's signal.
+   */
+  private signalTree(signal: NodeJS.Signals, onlyNew = false): void {
+    const witnesses = new Map<number, ProcStat>();
+    for (const stat of this.tree.values()) {
+      if (isDeadState(stat.state) || (onlyNew && this.signalled.has(key(stat)))) continue;
+      if (stat.pgid > 1 && stat.pgid !== this.ownPgid && !witnesses.has(stat.pgid)) witnesses.set(stat.pgid, stat);
+    }
+    for (const [pgid, witness] of witnesses) signalGroupWithWitness(pgid, witness, signal);
+    for (const stat of this.tree.values()) {
+      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
+      signalIfSame(stat.pid, stat.startTime, signal);
+      this.signalled.add(key(stat));
+    }
+  }
+
+  private enterPhase(phase: Phase, reason?: string): void {
+    this.phase = phase;
+    const s = this.snapshot();
+    this.options.log(
+      `phase=${phase} active=${s.active_children} adopted=${s.adopted_children} ` +
+        `orphaned_total=${s.orphaned_children_total} reaped_total=${s.reaped_children_total} ` +
+        `reaped_orphans_total=${s.reaped_orphans_total} escalated=${s.escalated}` +
+        (s.runner_exit_code === null ? '' : ` runner_exit_code=${s.runner_exit_code}`) +
+        (reason ? ` reason="${reason}"` : ''),
+    );
+    this.state.publish(true);
+  }
+
+  private end(): void {
+    this.enterPhase('exited');
+    this.cleanUp();
+    this.finish?.(this.runnerExitCode ?? 1);
+  }
+
+  private cleanUp(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.state.close();
+    for (const [event, listener] of this.listeners) process.removeListener(event, listener);
+    this.listeners.length = 0;
+  }
+}

@@ -1,0 +1,175 @@
+// The syscalls Node lacks, through koffi. This is the only file that loads koffi, and it does so
+// lazily (dynamic import on first use), so commands that never need a syscall never pay for it.
+// Linux only: every wrapper reports "unsupported" rather than throwing elsewhere.
+import { constants } from 'node:os';
+
+const PR_SET_PDEATHSIG = 1;
+const PR_SET_CHILD_SUBREAPER = 36;
+const PR_GET_CHILD_SUBREAPER = 37;
+const WNOHANG = 1;
+// x86-64 and arm64 (asm-generic) share these numbers; pidfds arrived in Linux 5.3.
+const SYS_PIDFD_SEND_SIGNAL = 424;
+const SYS_PIDFD_OPEN = 434;
+
+/** What a failed call left in errno, by name (EPERM, ESRCH, ...), or 'unsupported'. */
+export class NativeError extends Error {
+  constructor(readonly call: string, readonly code: string, readonly errno: number) {
+    super(`${call} failed: ${code}`);
+  }
+}
+
+interface Bindings {
+  errno: () => number;
+  prctl: (option: number, a2: number, a3: number, a4: number, a5: number) => number;
+  prctlGet: (option: number, out: number[], a3: number, a4: number, a5: number) => number;
+  getppid: () => number;
+  waitpid: (pid: number, status: number[], options: number) => number;
+  syscall3: (nr: number, a: number, b: number, c: number) => number;
+  syscall4: (nr: number, a: number, b: number, c: number, d: number) => number;
+  close: (fd: number) => number;
+}
+
+let bindings: Bindings | undefined;
+let loadFailure: string | undefined;
+
+const errnoNames = new Map<number, string>(
+  Object.entries(constants.errno).map(([name, number]) => [number, name]),
+);
+
+function errnoName(errno: number): string {
+  return errnoNames.get(errno) ?? `errno ${errno}`;
+}
+
+/** Loads koffi and binds libc once. Resolves false (with a reason) where that is impossible. */
+export async function loadNative(): Promise<boolean> {
+  if (bindings) return true;
+  if (loadFailure !== undefined) return false;
+  if (process.platform !== 'linux') {
+    loadFailure = `no native calls on ${process.platform}`;
+    return false;
+  }
+  try {
+    type Koffi = typeof import('koffi');
+    const loaded = (await import('koffi')) as Koffi & { default?: Koffi };
+    const koffi = loaded.default ?? loaded;
+    let libc;
+    try {
+      libc = koffi.load('libc.so.6');
+    } catch {
+      libc = koffi.load(null as unknown as string); // musl: the process's own symbols
+    }
+    bindings = {
+      errno: () => koffi.errno(),
+      prctl: libc.func('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
+      prctlGet: libc.func('int prctl(int option, _Out_ int *out, unsigned long a3, unsigned long a4, unsigned long a5)'),
+      getppid: libc.func('int getppid()'),
+      waitpid: libc.func('int waitpid(int pid, _Out_ int *status, int options)'),
+      syscall3: libc.func('long syscall(long nr, long a, long b, long c)'),
+      syscall4: libc.func('long syscall(long nr, long a, long b, long c, long d)'),
+      close: libc.func('int close(int fd)'),
+    } as unknown as Bindings;
+    return true;
+  } catch (error) {
+    loadFailure = error instanceof Error ? error.message : String(error);
+    return false;
+  }
+}
+
+/** Why loadNative() failed, for a warning. */
+export function nativeLoadFailure(): string | undefined {
+  return loadFailure;
+}
+
+function native(call: string): Bindings {
+  if (!bindings) throw new NativeError(call, 'unsupported', 0);
+  return bindings;
+}
+
+function check(call: string, result: number): number {
+  if (result < 0) {
+    const errno = native(call).errno();
+    throw new NativeError(call, errnoName(errno), errno);
+  }
+  return result;
+}
+
+/** Makes orphans below this process come to it rather than to init. Not inherited by children. */
+export function setChildSubreaper(): void {
+  check('prctl(PR_SET_CHILD_SUBREAPER)', native('prctl').prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
+}
+
+export function isChildSubreaper(): boolean {
+  const out = [0];
+  check('prctl(PR_GET_CHILD_SUBREAPER)', native('prctl').prctlGet(PR_GET_CHILD_SUBREAPER, out, 0, 0, 0));
+  return out[0] !== 0;
+}
+
+/**
+ * Asks the kernel to send `signal` when our parent goes away. The kernel ties this to the parent
+ * *thread* that forked us, and sends it again on every reparenting: callers must confirm with
+ * getppid() that the parent process really is gone.
+ */
+export function setParentDeathSignal(signal: number): void {
+  check('prctl(PR_SET_PDEATHSIG)', native('prctl').prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0));
+}
+
+/** The live parent pid (Node's process.ppid is read once at start-up). */
+export function getParentPid(): number {
+  return native('getppid').getppid();
+}
+
+/** The outcome of waitpid(pid, WNOHANG) on one specific child. */
+export type WaitResult =
+  | { state: 'running' }
+  | { state: 'exited'; code: number }
+  | { state: 'signaled'; signal: number }
+  | { state: 'not-a-child' };
+
+/** Reaps `pid` if it has ended. Only ever for a pid we know libuv does not own. */
+export function reapChild(pid: number): WaitResult {
+  const status = [0];
+  const calls = native('waitpid');
+  for (;;) {
+    const result = calls.waitpid(pid, status, WNOHANG);
+    if (result === 0) return { state: 'running' };
+    if (result > 0) {
+      const raw = status[0] ?? 0;
+      const low = raw & 0x7f;
+      if (low === 0) return { state: 'exited', code: (raw >> 8) & 0xff };
+      if (low !== 0x7f) return { state: 'signaled', signal: low };
+      return { state: 'running' }; // stopped: not an end
+    }
+    const errno = calls.errno();
+    if (errnoName(errno) === 'EINTR') continue;
+    if (errnoName(errno) === 'ECHILD') return { state: 'not-a-child' };
+    throw new NativeError('waitpid', errnoName(errno), errno);
+  }
+}
+
+let pidfdUnavailable = false;
+
+/** A file descriptor naming one process (Linux 5.3+), or undefined where pidfds do not exist. */
+export function openPidfd(pid: number): number | undefined {
+  if (pidfdUnavailable || !bindings) return undefined;
+  const fd = bindings.syscall3(SYS_PIDFD_OPEN, pid, 0, 0);
+  if (fd >= 0) return fd;
+  const code = errnoName(bindings.errno());
+  if (code === 'ENOSYS' || code === 'EPERM') {
+    // EPERM here means a seccomp filter forbids the call: fall back for good.
+    pidfdUnavailable = true;
+    return undefined;
+  }
+  throw new NativeError('pidfd_open', code, bindings.errno());
+}
+
+/** pidfd_send_signal: delivers only to the process the descriptor names, never to a reused pid. */
+export function signalPidfd(fd: number, signal: number): 'sent' | 'gone' | 'denied' {
+  const result = native('pidfd_send_signal').syscall4(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, 0);
+  if (result === 0) return 'sent';
+  const code = errnoName(native('pidfd_send_signal').errno());
+  return code === 'ESRCH' ? 'gone' : 'denied';
+}
+
+export function closeFd(fd: number): void {
+  native('close').close(fd);
+}

@@ -1,0 +1,86 @@
+// The descendants of one process, from procfs. The kernel's per-thread children lists make this
+// cost per process in the tree rather than per process on the machine; where a kernel lacks them
+// we scan all of /proc. Standard library only.
+import { readChildren, readProcStat, scanAllStats, type ProcStat } from './procfs.js';
+
+/** Descendants of a process by pid, zombies included (their state says so). */
+export type ProcessTree = Map<number, ProcStat>;
+
+let childrenFilesMissing = false;
+
+/** Whether the last walks had to scan all of /proc (no /proc/<pid>/task/<tid>/children). */
+export function treeWalkUsesFullScan(): boolean {
+  return childrenFilesMissing;
+}
+
+function walkByChildrenFiles(root: number): ProcessTree | undefined {
+  const tree: ProcessTree = new Map();
+  const pending = [root];
+  while (pending.length > 0) {
+    const parent = pending.pop() as number;
+    const children = readChildren(parent);
+    if (children === undefined) return undefined;
+    for (const child of children) {
+      if (tree.has(child) || child === root) continue;
+      const stat = readProcStat(child);
+      // Gone between the two reads, or already reparented elsewhere: not ours now.
+      if (!stat || stat.ppid !== parent) continue;
+      tree.set(child, stat);
+      pending.push(child);
+    }
+  }
+  return tree;
+}
+
+function walkByFullScan(root: number): ProcessTree {
+  const byParent = new Map<number, ProcStat[]>();
+  for (const stat of scanAllStats()) {
+    const siblings = byParent.get(stat.ppid);
+    if (siblings) siblings.push(stat);
+    else byParent.set(stat.ppid, [stat]);
+  }
+  const tree: ProcessTree = new Map();
+  const pending = [root];
+  while (pending.length > 0) {
+    const parent = pending.pop() as number;
+    for (const stat of byParent.get(parent) ?? []) {
+      if (tree.has(stat.pid) || stat.pid === root) continue;
+      tree.set(stat.pid, stat);
+      pending.push(stat.pid);
+    }
+  }
+  return tree;
+}
+
+/** One pass over the tree below `root`. */
+export function walkOnce(root: number): ProcessTree {
+  if (!childrenFilesMissing) {
+    const tree = walkByChildrenFiles(root);
+    if (tree) return tree;
+    childrenFilesMissing = true;
+  }
+  return walkByFullScan(root);
+}
+
+function samePids(a: ProcessTree, b: ProcessTree): boolean {
+  if (a.size !== b.size) return false;
+  for (const pid of a.keys()) if (!b.has(pid)) return false;
+  return true;
+}
+
+/**
+ * The tree below `root`, walked until two passes agree (a walk is a snapshot of a moving
+ * target: a fork or a reparenting in mid-walk can hide a process from one pass).
+ * Gives up agreeing after `maxPasses` and returns the union of the last two passes.
+ */
+export function walkDescendants(root: number, maxPasses = 5): ProcessTree {
+  let previous = walkOnce(root);
+  for (let pass = 1; pass < maxPasses; pass += 1) {
+    const current = walkOnce(root);
+    if (samePids(previous, current)) return current;
+    previous = current;
+  }
+  const last = walkOnce(root);
+  for (const [pid, stat] of previous) if (!last.has(pid)) last.set(pid, stat);
+  return last;
+}

@@ -1,0 +1,67 @@
+// Plumbing for the `leash run` tests: start the CLI with the test's mark, read its state file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readProcStat, scanAllStats } from '../../src/sys/procfs.js';
+import { CLI_ENTRY, markedEnv } from './processes.js';
+
+export interface LeashProcess {
+  child: ChildProcess;
+  /** Everything written to stderr so far. */
+  stderr: () => string;
+  stdout: () => string;
+}
+
+/** Starts `node bin/leash.js <args>` with the mark (inherited by everything below it). */
+export function startLeash(args: readonly string[], mark: string, extraEnv: NodeJS.ProcessEnv = {}): LeashProcess {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '', ...extraEnv }),
+  });
+  let err = '';
+  let out = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (err += text));
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => (out += text));
+  return { child, stderr: () => err, stdout: () => out };
+}
+
+/** A private temporary directory, removed by the returned function. */
+export function scratchDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'leash-run-test-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function readJson(path: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Zombie children of `pid`: processes it should have reaped. */
+export function zombieChildrenOf(pid: number): number[] {
+  return scanAllStats().filter((stat) => stat.ppid === pid && stat.state === 'Z').map((stat) => stat.pid);
+}
+
+/** Live (non-zombie) descendants of `pid`, by a full scan. */
+export function liveDescendantsOf(pid: number): number[] {
+  const stats = scanAllStats();
+  const found = new Set<number>([pid]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const stat of stats) {
+      if (!found.has(stat.pid) && found.has(stat.ppid)) {
+        found.add(stat.pid);
+        grew = true;
+      }
+    }
+  }
+  found.delete(pid);
+  return [...found].filter((p) => {
+    const stat = readProcStat(p);
+    return stat !== undefined && stat.state !== 'Z';
+  });
+}

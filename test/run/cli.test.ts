@@ -1,0 +1,90 @@
+// `leash run` on the command line: exit status passthrough, not found / not executable, usage.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { exited, killMarked, newMark } from '../helpers/processes.js';
+import { scratchDir, startLeash } from '../helpers/leash-run.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { graceFromSeconds, parseRunArgs } from '../../src/run/main.js';
+
+async function runToEnd(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  const mark = newMark();
+  const leash = startLeash(args, mark, extraEnv);
+  try {
+    const { code, signal } = await exited(leash.child, 20_000);
+    return { code, signal, stderr: leash.stderr() };
+  } finally {
+    await killMarked(mark);
+  }
+}
+
+test('the runner exit code passes through', async () => {
+  assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 0'])).code, 0);
+  assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 3'])).code, 3);
+  assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 255'])).code, 255);
+});
+
+test('a runner killed by signal n gives 128+n', async () => {
+  assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'kill -KILL $$'])).code, 137);
+  assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'kill -TERM $$'])).code, 143);
+  const segv = await runToEnd(['run', '--', 'sh', '-c', 'kill -SEGV $$']);
+  assert.equal(segv.code, 139);
+  assert.match(segv.stderr, /phase=exited .*runner_exit_code=139/);
+});
+
+test('a missing command exits 127, one that cannot be executed 126', async () => {
+  const missing = await runToEnd(['run', '--', 'leash-no-such-command-anywhere']);
+  assert.equal(missing.code, 127);
+  assert.match(missing.stderr, /command not found/);
+  const scratch = scratchDir();
+  try {
+    const plain = join(scratch.dir, 'not-executable');
+    writeFileSync(plain, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+    const notExecutable = await runToEnd(['run', '--', plain]);
+    assert.equal(notExecutable.code, 126);
+    assert.match(notExecutable.stderr, /cannot execute/);
+    const directory = await runToEnd(['run', '--', scratch.dir]);
+    assert.equal(directory.code, 126);
+  } finally {
+    scratch.remove();
+  }
+});
+
+test('usage errors exit 64 with the usage on stderr', async () => {
+  const cases: string[][] = [
+    ['run'],
+    ['run', '--'],
+    ['run', 'sh'],
+    ['run', '--grace'],
+    ['run', '--grace', 'soon', '--', 'true'],
+    ['run', '--bogus', '--', 'true'],
+    ['run', '--state', '', '--', 'true'],
+  ];
+  for (const args of cases) {
+    const result = await runToEnd(args);
+    assert.equal(result.code, 64, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, /usage: leash run/);
+  }
+  const badEnv = await runToEnd(['run', '--', 'true'], { LEASH_GRACE_SECONDS: 'ten' });
+  assert.equal(badEnv.code, 64);
+});
+
+test('the grace comes from the flag or the environment and is bounded', () => {
+  const flag = parseRunArgs(['--grace', '2.5', '--', 'x'], {});
+  assert.ok(typeof flag !== 'string');
+  assert.equal(flag.graceMs, 2500);
+  const env = parseRunArgs(['--', 'x', '--grace', '1'], { LEASH_GRACE_SECONDS: '4' });
+  assert.ok(typeof env !== 'string');
+  assert.equal(env.graceMs, 4000);
+  assert.deepEqual(env.args, ['--grace', '1']);
+  const fallback = parseRunArgs(['--', 'x'], {});
+  assert.ok(typeof fallback !== 'string');
+  assert.equal(fallback.graceMs, 10_000);
+  assert.equal(graceFromSeconds(0), 50);
+  assert.equal(graceFromSeconds(1000), 30_000);
+  const both = parseRunArgs(['--grace', '1', '--state', '/x', '--die-with-parent', '--', 'x'], { LEASH_GRACE_SECONDS: '4', LEASH_STATE_PATH: '/y' });
+  assert.ok(typeof both !== 'string');
+  assert.equal(both.graceMs, 1000);
+  assert.equal(both.statePath, '/x');
+  assert.equal(both.dieWithParent, true);
+});

@@ -1,0 +1,55 @@
+// `leash run --die-with-parent`: the tree goes down when leash's parent is SIGKILLed, and not
+// when merely the parent's thread that started leash ends.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isProcessAlive } from '../../src/sys/processes.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { CLI_ENTRY, JsonLines, exited, killMarked, markedPids, newMark, startFixture } from '../helpers/processes.js';
+import { liveDescendantsOf } from '../helpers/leash-run.js';
+
+// A tree with a SIGTERM-ignoring member, a setsid daemon and an orphan.
+const TREE = [
+  `sh -c 'trap "" TERM; exec sleep 60' &`,
+  'setsid sleep 60 &',
+  '(sleep 60 &)',
+  'sleep 60 & wait',
+].join('\n');
+
+async function startTree(mode: 'main' | 'worker', mark: string) {
+  const parent = startFixture('run/parent.mjs', [mode, CLI_ENTRY, 'run', '--die-with-parent', '--grace', '0.3', '--', 'sh', '-c', TREE], mark, {
+    extraEnv: { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' },
+  });
+  const lines = new JsonLines(parent);
+  const { leash } = await lines.next<{ leash: number }>();
+  assert.ok(await waitUntil(() => liveDescendantsOf(leash).length >= 5, 5000), lines.stderr);
+  return { parent, lines, leash };
+}
+
+test('the tree is gone soon after the parent is SIGKILLed', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const { parent, lines, leash } = await startTree('main', mark);
+  const tree = liveDescendantsOf(leash);
+  parent.kill('SIGKILL');
+  await exited(parent);
+  assert.ok(await waitUntil(() => markedPids(mark).length === 0, 5000),
+    `left: ${markedPids(mark)}; stderr: ${lines.stderr}`);
+  assert.ok(tree.every((pid) => !isProcessAlive(pid)));
+  assert.match(lines.stderr, /reason="parent died"/);
+  assert.match(lines.stderr, /phase=killing/);
+});
+
+test('the end of the thread that started leash is not the death of its parent', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const { parent, lines, leash } = await startTree('worker', mark);
+  const ended = await lines.next<{ workerExited?: boolean }>();
+  assert.equal(ended.workerExited, true);
+  // The kernel sends the parent-death signal now; leash must see that its parent still lives.
+  assert.equal(await waitUntil(() => !isProcessAlive(leash), 1500), false, `leash stopped: ${lines.stderr}`);
+  assert.ok(liveDescendantsOf(leash).length >= 5);
+  parent.kill('SIGKILL');
+  await exited(parent);
+  assert.ok(await waitUntil(() => markedPids(mark).length === 0, 5000),
+    `left: ${markedPids(mark)}; stderr: ${lines.stderr}`);
+});

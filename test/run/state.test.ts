@@ -1,0 +1,100 @@
+// The state document of `leash run` and `leash status`.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { waitUntil } from '../../src/sys/wait.js';
+import { exited, killMarked, newMark } from '../helpers/processes.js';
+import { readJson, scratchDir, startLeash } from '../helpers/leash-run.js';
+
+const FIELDS = [
+  'active_children', 'adopted_children', 'escalated', 'orphaned_children_total', 'phase',
+  'reaped_children_total', 'reaped_orphans_total', 'runner_exit_code', 'termination_signal', 'updated_at',
+];
+
+function setup(t: { after: (fn: () => Promise<void> | void) => void }) {
+  const mark = newMark();
+  const scratch = scratchDir();
+  t.after(async () => {
+    await killMarked(mark);
+    scratch.remove();
+  });
+  return { mark, dir: scratch.dir, state: join(scratch.dir, 'state.json') };
+}
+
+test('the state document: fields, mode 0600, and at most one write a second', async (t) => {
+  const { mark, state } = setup(t);
+  // Orphans come and go all the time, so the counters change far more often than once a second.
+  const churn = 'trap "exit 0" TERM; while :; do (sleep 0.01 &); sleep 0.02; done';
+  const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', churn], mark);
+  assert.ok(await waitUntil(() => readJson(state)?.phase === 'running', 5000), leash.stderr());
+  assert.equal(statSync(state).mode & 0o777, 0o600);
+  const seen = new Set<string>();
+  const windowStart = Date.now();
+  while (Date.now() - windowStart < 3200) {
+    const document = readJson(state);
+    if (document) seen.add(String(document.updated_at));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  // 3.2 s at one write a second: 4 writes, one more for an edge, never one per change.
+  assert.ok(seen.size >= 2 && seen.size <= 5, `saw ${seen.size} writes in 3.2 s`);
+  const running = readJson(state) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(running).sort(), FIELDS);
+  assert.ok((running.orphaned_children_total as number) >= 20, JSON.stringify(running));
+  assert.equal(running.runner_exit_code, null);
+  assert.equal(running.termination_signal, null);
+  assert.ok(!Number.isNaN(Date.parse(running.updated_at as string)));
+
+  leash.child.kill('SIGTERM');
+  const { code } = await exited(leash.child);
+  assert.equal(code, 0, leash.stderr());
+  const final = readJson(state) as Record<string, unknown>;
+  assert.equal(final.phase, 'exited');
+  assert.equal(final.termination_signal, 15);
+  assert.equal(final.runner_exit_code, 0);
+  assert.equal(final.active_children, 0);
+  assert.equal(final.adopted_children, 0);
+  assert.equal(final.reaped_orphans_total, final.orphaned_children_total);
+  assert.equal(statSync(state).mode & 0o777, 0o600);
+  // One log line per phase boundary.
+  const phases = [...leash.stderr().matchAll(/phase=(\w+)/g)].map((match) => match[1]);
+  assert.deepEqual(phases, ['running', 'stopping', 'exited']);
+});
+
+test('an unwritable state path gives one warning and changes nothing else', async (t) => {
+  const { mark, dir } = setup(t);
+  writeFileSync(join(dir, 'plain-file'), '');
+  const leash = startLeash(['run', '--', 'sh', '-c', '(sleep 0.1 &); sleep 0.3; exit 2'], mark, {
+    LEASH_STATE_PATH: join(dir, 'plain-file', 'state.json'),
+  });
+  const { code } = await exited(leash.child);
+  assert.equal(code, 2);
+  assert.equal(leash.stderr().match(/cannot write the state file/g)?.length, 1, leash.stderr());
+});
+
+test('leash status shows the document, for a person and as JSON', async (t) => {
+  const { mark, dir, state } = setup(t);
+  const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', 'exit 3'], mark);
+  assert.equal((await exited(leash.child)).code, 3);
+
+  const human = startLeash(['status', state], mark);
+  assert.equal((await exited(human.child)).code, 0, human.stderr());
+  assert.match(human.stdout(), /phase\s+exited/);
+  assert.match(human.stdout(), /exited with status 3/);
+
+  const viaEnv = startLeash(['status', '--json'], mark, { LEASH_STATE_PATH: state });
+  assert.equal((await exited(viaEnv.child)).code, 0, viaEnv.stderr());
+  assert.deepEqual(JSON.parse(viaEnv.stdout()), JSON.parse(readFileSync(state, 'utf8')));
+
+  const noFile = startLeash(['status'], mark);
+  assert.equal((await exited(noFile.child)).code, 64);
+  const missing = startLeash(['status', join(dir, 'missing.json')], mark);
+  assert.equal((await exited(missing.child)).code, 66);
+  mkdirSync(join(dir, 'sub'));
+  writeFileSync(join(dir, 'sub', 'other.json'), '{"phase":"running"}');
+  const invalid = startLeash(['status', join(dir, 'sub', 'other.json')], mark);
+  assert.equal((await exited(invalid.child)).code, 65);
+  assert.match(invalid.stderr(), /missing field/);
+  const badFlag = startLeash(['status', '--yaml', state], mark);
+  assert.equal((await exited(badFlag.child)).code, 64);
+});
