@@ -139,12 +139,13 @@ try {
   await startOnce('plain', mark); // warm-up: disk cache, JIT of the SDK
   for (let i = 0; i < TRIALS; i += 1) {
     for (const mode of modes) record(mode === 'owned' ? 'owned, cold' : mode, await startOnce(mode, mark));
+    // A further server of a client whose supervisor already runs: an untimed anchor keeps it up.
+    const anchor = new OwnedStdioClientTransport({ command: process.execPath, args: [SERVER_ENTRY, 'stdio'], env: { LEASH_TEST_MARK: mark }, stderr: 'ignore' });
+    const anchorClient = new Client({ name: 'leash-bench-anchor', version: '0.0.0' });
+    await anchorClient.connect(anchor);
+    record('owned, warm', await startOnce('owned', mark, false));
+    await anchorClient.close();
   }
-  const anchor = new OwnedStdioClientTransport({ command: process.execPath, args: [SERVER_ENTRY, 'stdio'], env: { LEASH_TEST_MARK: mark }, stderr: 'ignore' });
-  const anchorClient = new Client({ name: 'leash-bench-anchor', version: '0.0.0' });
-  await anchorClient.connect(anchor);
-  for (let i = 0; i < TRIALS; i += 1) record('owned, warm', await startOnce('owned', mark, false));
-  await anchorClient.close();
 } finally {
   await killMarked(mark);
 }
