@@ -118,6 +118,29 @@ test('close() KILLs a member that ignores SIGTERM once the grace is over', async
   assert.ok(tookMs >= graceMs, `close() took ${tookMs} ms: it must have waited out the grace before KILL`);
 });
 
+test('a server that exits by itself takes what it left in its group along', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  // The "server" leaves at once, leaving a background process that holds none of the pipes.
+  const lingerer = `"${process.execPath}" -e "setInterval(() => {}, 1 << 30)" </dev/null >/dev/null 2>&1 &`;
+  const transport = new OwnedStdioClientTransport({
+    command: 'sh',
+    args: ['-c', `${lingerer} echo started >&2; exit 3`],
+    env: { LEASH_TEST_MARK: mark },
+    stderr: 'pipe',
+    graceMs: 1000,
+  });
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = resolve;
+  });
+  await transport.start();
+  await closed;
+  assert.equal(transport.pid, null);
+  // close() after the fact waits for that cleanup.
+  await transport.close();
+  assert.deepEqual(markedPids(mark), [], 'the background process of the dead server is gone');
+});
+
 test('a missing command rejects start() like the SDK does', async () => {
   const transport = new OwnedStdioClientTransport({ command: '/nonexistent/leash-mcp-server' });
   const errors: Error[] = [];
