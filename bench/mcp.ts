@@ -1,0 +1,219 @@
+// What leash costs and buys per MCP server, in both modes:
+//   owned  the client uses leash/mcp's OwnedStdioClientTransport (one death supervisor per client);
+//   run    the client is unchanged (the SDK's StdioClientTransport) and the server command is
+//          prefixed with `leash run --die-with-parent --` (one leash process per server);
+//   plain  the SDK alone, the baseline.
+// Measured: time to a connected Client, memory of the processes leash adds, and time from the
+// client's SIGKILL to an empty server tree (the server kept busy, so stdin's end does not stop it).
+// Run: npm run build && node dist/bench/mcp.js [--trials N]   (not part of npm test)
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { supervisorPid } from '../src/index.js';
+import { OwnedStdioClientTransport } from '../src/mcp/index.js';
+import { readProcessMemory, type ProcessMemory } from '../src/sys/process-memory.js';
+import { isProcessAlive } from '../src/sys/processes.js';
+import { CLI_ENTRY, JsonLines, REPO_ROOT, exited, killMarked, markedPids, newMark, startFixture } from '../test/helpers/processes.js';
+import { CLIENT_FIXTURE, SERVER_ENTRY, wrappedServer } from '../test/mcp/chain.js';
+
+type Mode = 'plain' | 'owned' | 'run';
+
+const trialsArg = process.argv.indexOf('--trials');
+const TRIALS = trialsArg > 0 ? Math.max(1, Number(process.argv[trialsArg + 1]) || 7) : 7;
+const KILL_BUDGET_MS = 15_000;
+/** The baseline leaves its trees behind (5 busy minutes); a few seconds of waiting shows it. */
+const PLAIN_KILL_BUDGET_MS = 3000;
+const killTrials = (mode: Mode) => (mode === 'plain' ? 2 : Math.min(TRIALS, 5));
+const RUN_PREFIX = [CLI_ENTRY, 'run', '--die-with-parent', '--grace', '3', '--'];
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Whether this build has a working `leash run` (it is built on another branch). */
+function leashRunAvailable(): boolean {
+  const probe = spawnSync(process.execPath, [CLI_ENTRY, 'run', '--die-with-parent', '--', process.execPath, '-e', ''], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return probe.status === 0;
+}
+
+function serverCommand(mode: Mode, chain: { command: string; args: string[] }) {
+  return mode === 'run'
+    ? { command: process.execPath, args: [...RUN_PREFIX, chain.command, ...chain.args] }
+    : chain;
+}
+
+interface StartSample {
+  /** transport.start(): spawn until the child runs (where leash does its per-server work). */
+  spawnMs: number;
+  connectMs: number;
+  /** Memory of the processes leash added for this server (supervisor or leash run). */
+  added: ProcessMemory | undefined;
+}
+
+/** One in-process client: spawn, connect (initialize round trip), sample memory, close. */
+async function startOnce(mode: Mode, mark: string, sweep = true): Promise<StartSample> {
+  // The server itself, no wrappers: start-up differences stay visible above the noise.
+  const params = {
+    ...serverCommand(mode, { command: process.execPath, args: [SERVER_ENTRY, 'stdio'] }),
+    env: { LEASH_TEST_MARK: mark },
+    stderr: 'ignore' as const,
+  };
+  const transport = mode === 'owned' ? new OwnedStdioClientTransport(params) : new StdioClientTransport(params);
+  const client = new Client({ name: 'leash-bench', version: '0.0.0' });
+  const startTransport = transport.start.bind(transport);
+  let spawnMs = Number.NaN;
+  transport.start = async () => {
+    await startTransport();
+    spawnMs = performance.now() - started;
+  };
+  const started = performance.now();
+  await client.connect(transport);
+  const connectMs = performance.now() - started;
+  let added: ProcessMemory | undefined;
+  if (mode === 'owned') {
+    const supervisor = supervisorPid();
+    added = supervisor ? readProcessMemory(supervisor) : undefined;
+  } else if (mode === 'run' && transport.pid) {
+    added = readProcessMemory(transport.pid);
+  }
+  await client.close();
+  if (sweep) await killMarked(mark);
+  return { spawnMs, connectMs, added };
+}
+
+/** A client process (the test fixture) is SIGKILLed; how long until its server tree is empty? */
+async function killOnce(mode: Mode, mark: string): Promise<number | undefined> {
+  const chain = serverCommand(mode, wrappedServer());
+  const client = startFixture(CLIENT_FIXTURE, [mode === 'owned' ? 'owned' : 'plain', chain.command, ...chain.args], mark);
+  try {
+    const line = await new JsonLines(client).next<{ client: number }>(20_000);
+    const tree = markedPids(mark).filter((pid) => pid !== line.client);
+    const killedAt = performance.now();
+    client.kill('SIGKILL');
+    // A tight poll: the interval bounds the resolution of the measurement.
+    const budgetMs = mode === 'plain' ? PLAIN_KILL_BUDGET_MS : KILL_BUDGET_MS;
+    while (performance.now() - killedAt < budgetMs) {
+      if (tree.every((pid) => !isProcessAlive(pid))) return performance.now() - killedAt;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    return undefined;
+  } finally {
+    client.kill('SIGKILL');
+    await exited(client).catch(() => undefined);
+    await killMarked(mark);
+  }
+}
+
+interface ModeResult {
+  mode: string;
+  spawnMsMedian: number;
+  connectMsMedian: number;
+  addedProcessesPerServer: string;
+  addedRssKb: number | null;
+  addedPssKb: number | null;
+  addedPrivateKb: number | null;
+  killToEmptyMsMedian: number | null;
+  killToEmptyMsMax: number | null;
+  serverTreesLeftBehind: number;
+  kills: number;
+  trials: number;
+}
+
+const modes: Mode[] = ['plain', 'owned'];
+const runAvailable = leashRunAvailable();
+if (runAvailable) modes.push('run');
+else console.log('bench/mcp: `leash run` is not available in this build; the run mode is skipped\n');
+
+// Start-up, interleaved so that load on the machine hits every mode alike. "owned, warm" is a
+// further server of a client whose supervisor already runs (an anchor server keeps it up).
+const mark = newMark();
+const samples = new Map<string, StartSample[]>();
+const record = (name: string, sample: StartSample) => samples.set(name, [...(samples.get(name) ?? []), sample]);
+try {
+  await startOnce('plain', mark); // warm-up: disk cache, JIT of the SDK
+  for (let i = 0; i < TRIALS; i += 1) {
+    for (const mode of modes) record(mode === 'owned' ? 'owned, cold' : mode, await startOnce(mode, mark));
+    // A further server of a client whose supervisor already runs: an untimed anchor keeps it up.
+    const anchor = new OwnedStdioClientTransport({ command: process.execPath, args: [SERVER_ENTRY, 'stdio'], env: { LEASH_TEST_MARK: mark }, stderr: 'ignore' });
+    const anchorClient = new Client({ name: 'leash-bench-anchor', version: '0.0.0' });
+    await anchorClient.connect(anchor);
+    record('owned, warm', await startOnce('owned', mark, false));
+    await anchorClient.close();
+  }
+} finally {
+  await killMarked(mark);
+}
+
+const kills = new Map<Mode, Array<number | undefined>>();
+for (const mode of modes) {
+  const killMark = newMark();
+  try {
+    for (let i = 0; i < killTrials(mode); i += 1) kills.set(mode, [...(kills.get(mode) ?? []), await killOnce(mode, killMark)]);
+  } finally {
+    await killMarked(killMark);
+  }
+}
+
+const results: ModeResult[] = [];
+for (const [name, starts] of samples) {
+  const mode: Mode = name.startsWith('owned') ? 'owned' : (name as Mode);
+  const killed = name === 'owned, warm' ? [] : (kills.get(mode) ?? []);
+  const emptied = killed.filter((ms): ms is number => ms !== undefined);
+  // A warm server shares the supervisor that the cold row already accounts for.
+  const memory = (name === 'owned, warm' ? [] : starts).map((sample) => sample.added).filter((m): m is ProcessMemory => m !== undefined);
+  const mid = (pick: (m: ProcessMemory) => number | undefined) => {
+    const values = memory.map(pick).filter((v): v is number => v !== undefined);
+    return values.length ? median(values) : null;
+  };
+  results.push({
+    mode: name,
+    spawnMsMedian: median(starts.map((s) => s.spawnMs)),
+    connectMsMedian: median(starts.map((s) => s.connectMs)),
+    // The supervisor is shared by every server of one client; `leash run` is one per server.
+    addedProcessesPerServer: mode === 'run' ? '1' : mode === 'owned' ? (name === 'owned, warm' ? '0' : '1 per client') : '0',
+    addedRssKb: mid((m) => m.rssKb),
+    addedPssKb: mid((m) => m.pssKb),
+    addedPrivateKb: mid((m) => m.privateKb),
+    killToEmptyMsMedian: emptied.length ? median(emptied) : null,
+    killToEmptyMsMax: emptied.length ? Math.max(...emptied) : null,
+    serverTreesLeftBehind: killed.length - emptied.length,
+    kills: killed.length,
+    trials: TRIALS,
+  });
+}
+
+const plain = results.find((r) => r.mode === 'plain')!;
+const fmt = (value: number | null, digits = 1) => (value === null ? '-' : value.toFixed(digits));
+const rows = results.map((r) => [
+  r.mode,
+  fmt(r.spawnMsMedian, 2),
+  fmt(r.connectMsMedian),
+  r.mode === 'plain' ? '-' : fmt(r.connectMsMedian - plain.connectMsMedian),
+  r.addedProcessesPerServer,
+  r.addedRssKb === null ? '-' : (r.addedRssKb / 1024).toFixed(1),
+  r.addedPssKb === null ? '-' : (r.addedPssKb / 1024).toFixed(1),
+  r.addedPrivateKb === null ? '-' : (r.addedPrivateKb / 1024).toFixed(1),
+  r.kills === 0 ? '-' : r.killToEmptyMsMedian === null ? 'never' : fmt(r.killToEmptyMsMedian),
+  r.kills === 0 ? '-' : `${r.serverTreesLeftBehind}/${r.kills}`,
+]);
+const header = ['mode', 'spawn ms', 'connect ms', '+ms vs plain', 'leash procs', 'RSS MB', 'PSS MB', 'private MB', 'kill->empty ms', 'left behind'];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+const print = (cells: string[]) => console.log(cells.map((c, i) => c.padStart(widths[i]!)).join('  '));
+print(header);
+for (const row of rows) print(row);
+console.log(
+  `\n${TRIALS} connects per mode (server-everything, no wrapper); kills: client fixture SIGKILLed, server busy behind sh -c -> launcher -> node.` +
+    `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).`,
+);
+
+mkdirSync(`${REPO_ROOT}bench/results`, { recursive: true });
+writeFileSync(
+  `${REPO_ROOT}bench/results/mcp.json`,
+  `${JSON.stringify({ node: process.version, at: new Date().toISOString(), leashRunAvailable: runAvailable, results }, null, 2)}\n`,
+);

@@ -1,0 +1,160 @@
+// An MCP stdio client transport whose server process group is owned by leash: the server, any
+// wrapper in front of it (npx, uvx, sh -c) and everything they start leave with the client,
+// whether the client closes cleanly or is SIGKILLed. It mirrors the SDK's StdioClientTransport
+// so a Client cannot tell the two apart; framing is the SDK's own (ReadBuffer, serializeMessage).
+import type { ChildProcess } from 'node:child_process';
+import { PassThrough, type Stream } from 'node:stream';
+import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { spawnOwned, terminateOwned } from '../owner/owned-groups.js';
+import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
+import { liveMemberCounts } from '../sys/processes.js';
+import { waitUntil } from '../sys/wait.js';
+
+/** How long close() lets the server leave on its own after stdin ends; the SDK waits as long. */
+export const DEFAULT_EOF_GRACE_MS = 2000;
+
+/** The SDK's server parameters, plus how patient close() is. */
+export interface OwnedStdioServerParameters extends StdioServerParameters {
+  /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms). */
+  eofGraceMs?: number;
+  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms). */
+  graceMs?: number;
+}
+
+function groupIsEmpty(pgid: number): boolean {
+  return (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0;
+}
+
+/**
+ * Drop-in for the SDK's `StdioClientTransport`: same parameters, same events, same `stderr`
+ * and `pid`. The server leads its own process group, guarded by leash's death supervisor;
+ * `close()` ends stdin, gives the group `eofGraceMs` to leave, then TERMs it, KILLs what is
+ * left after `graceMs`, and resolves only once no process of the group runs.
+ */
+export class OwnedStdioClientTransport implements Transport {
+  private child: ChildProcess | undefined;
+  private readonly readBuffer: ReadBuffer;
+  private readonly params: OwnedStdioServerParameters;
+  private readonly stderrStream: PassThrough | null = null;
+  /** Cleanup of what a server that went away by itself left in its group. */
+  private leftoverCleanup: Promise<unknown> | undefined;
+  /** Settles on the child's 'close' event (exited, and all its stdio streams shut). */
+  private childClosed: Promise<void> = Promise.resolve();
+
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  constructor(server: OwnedStdioServerParameters) {
+    this.params = server;
+    this.readBuffer = new ReadBuffer({ maxBufferSize: server.maxBufferSize });
+    // Handed out before start() so that callers miss none of the server's early output.
+    if (server.stderr === 'pipe' || server.stderr === 'overlapped') this.stderrStream = new PassThrough();
+  }
+
+  /** Spawns the server in an owned process group; resolves once it runs. */
+  async start(): Promise<void> {
+    if (this.child) {
+      throw new Error(
+        'OwnedStdioClientTransport already started! If using Client class, note that connect() calls start() automatically.',
+      );
+    }
+    return new Promise((resolve, reject) => {
+      const child = spawnOwned(this.params.command, this.params.args ?? [], {
+        env: { ...getDefaultEnvironment(), ...this.params.env },
+        stdio: ['pipe', 'pipe', this.params.stderr ?? 'inherit'],
+        shell: false,
+        cwd: this.params.cwd,
+      });
+      this.child = child;
+      this.childClosed = new Promise((resolveClosed) => child.once('close', () => resolveClosed()));
+      child.on('error', (error) => {
+        reject(error);
+        this.onerror?.(error);
+      });
+      child.on('spawn', () => resolve());
+      child.on('close', () => {
+        if (this.child === child) {
+          // The server went away on its own; whatever it left behind in its group goes too.
+          this.child = undefined;
+          if (child.pid !== undefined) this.leftoverCleanup = terminateOwned(child.pid, { graceMs: this.graceMs });
+        }
+        this.onclose?.();
+      });
+      child.stdin?.on('error', (error) => this.onerror?.(error));
+      child.stdout?.on('data', (chunk: Buffer) => {
+        try {
+          this.readBuffer.append(chunk);
+          this.drainReadBuffer();
+        } catch (error) {
+          this.onerror?.(error as Error);
+          this.close().catch(() => {});
+        }
+      });
+      child.stdout?.on('error', (error) => this.onerror?.(error));
+      if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
+    });
+  }
+
+  /** The server's stderr when `stderr` was 'pipe' or 'overlapped' (available before start()). */
+  get stderr(): Stream | null {
+    return this.stderrStream ?? this.child?.stderr ?? null;
+  }
+
+  /** The pid of the spawned command, which is also the pgid of the owned group. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  private get graceMs(): number {
+    return this.params.graceMs ?? DEFAULT_GRACE_MS;
+  }
+
+  private drainReadBuffer(): void {
+    for (;;) {
+      try {
+        const message = this.readBuffer.readMessage();
+        if (message === null) break;
+        this.onmessage?.(message);
+      } catch (error) {
+        this.onerror?.(error as Error);
+      }
+    }
+  }
+
+  /** Ends stdin, then the whole group (TERM, grace, KILL); resolves once the group is empty. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (child) {
+      this.child = undefined;
+      const closed = this.childClosed;
+      try {
+        child.stdin?.end();
+      } catch {
+        // A stdin that is already gone needs no ending.
+      }
+      const pgid = child.pid;
+      if (pgid !== undefined) {
+        // A well-behaved server leaves on EOF; give it the chance before any signal.
+        await waitUntil(() => groupIsEmpty(pgid), Math.max(0, this.params.eofGraceMs ?? DEFAULT_EOF_GRACE_MS));
+        await terminateOwned(pgid, { graceMs: this.graceMs });
+      }
+      // Every holder of the pipes is gone now, so 'close' (and onclose) follows promptly.
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+    }
+    await this.leftoverCleanup;
+    this.readBuffer.clear();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      const stdin = this.child?.stdin;
+      if (!stdin) throw new Error('Not connected');
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+}
