@@ -1,0 +1,46 @@
+// procfs parsing against tricky real inputs and real processes.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { test } from 'node:test';
+import { environHasEntry, parseProcStat, readChildren, readProcStat } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { exited, markedEnv, newMark } from '../helpers/processes.js';
+
+test('parses a stat line whose command name holds spaces and parentheses', () => {
+  const line = '4242 (evil) (name) R) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 0 0';
+  const stat = parseProcStat(4242, line);
+  assert.deepEqual(stat, { pid: 4242, state: 'S', ppid: 17, pgid: 4242, sid: 4242, startTime: 987654 });
+  assert.equal(parseProcStat(1, 'no parenthesis here'), undefined);
+  assert.equal(parseProcStat(1, '1 (x) S'), undefined);
+});
+
+test('reads a live child: its stat, and its parent lists it as a child', async () => {
+  const child = spawn('sleep', ['1000'], { stdio: 'ignore', env: markedEnv(newMark()) });
+  try {
+    const stat = readProcStat(child.pid!);
+    assert.equal(stat?.ppid, process.pid);
+    assert.ok((stat?.startTime ?? 0) > 0);
+    assert.ok(readChildren(process.pid)?.includes(child.pid!));
+  } finally {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+  assert.equal(readProcStat(child.pid!), undefined, 'reaped: gone');
+});
+
+test('environHasEntry matches whole entries only', async () => {
+  const mark = newMark();
+  const child = spawn('sleep', ['1000'], { stdio: 'ignore', env: { ...markedEnv(mark), ZZ_LAST: 'tail', XLEASH_T: 'abc' } });
+  try {
+    // The environ file is written by exec; wait for the child to have run it.
+    assert.ok(await waitUntil(() => environHasEntry(child.pid!, `LEASH_TEST_MARK=${mark}`), 5000));
+    assert.ok(environHasEntry(child.pid!, 'XLEASH_T=abc'));
+    assert.equal(environHasEntry(child.pid!, 'LEASH_T=abc'), false, 'a suffix of another entry');
+    assert.equal(environHasEntry(child.pid!, 'XLEASH_T=ab'), false, 'a prefix of a value');
+    assert.equal(environHasEntry(child.pid!, `LEASH_TEST_MARK=${mark.slice(0, -1)}`), false);
+  } finally {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+  assert.equal(environHasEntry(child.pid!, `LEASH_TEST_MARK=${mark}`), false, 'gone: false');
+});
