@@ -66,7 +66,6 @@ export class TreeSupervisor {
   phase: Phase = 'starting';
   private readonly self = process.pid;
   private readonly ownPgid = ownProcessGroupId();
-  private runner: ChildProcess | undefined;
   private runnerPid = 0;
   private runnerExitCode: number | null = null;
   private requestedSignal: NodeJS.Signals | undefined;
@@ -128,7 +127,6 @@ export class TreeSupervisor {
       this.cleanUp();
       return started.code;
     }
-    this.runner = started;
     this.runnerPid = started.pid ?? 0;
     started.once('exit', (code, signal) => {
       this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);

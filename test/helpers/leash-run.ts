@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProcStat, scanAllStats } from '../../src/sys/procfs.js';
-import { CLI_ENTRY, markedEnv } from './processes.js';
+import { CLI_ENTRY, killMarked, markedEnv, newMark } from './processes.js';
 
 export interface LeashProcess {
   child: ChildProcess;
@@ -30,6 +30,20 @@ export function startLeash(args: readonly string[], mark: string, extraEnv: Node
 export function scratchDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'leash-run-test-'));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A test's own marker and scratch folder (with a state path in it), both cleaned up after the
+ * test: its marked processes ended, the folder removed.
+ */
+export function markedScratch(t: { after: (fn: () => Promise<void> | void) => void }) {
+  const mark = newMark();
+  const scratch = scratchDir();
+  t.after(async () => {
+    await killMarked(mark);
+    scratch.remove();
+  });
+  return { mark, dir: scratch.dir, state: join(scratch.dir, 'state.json') };
 }
 
 export function readJson(path: string): Record<string, unknown> | undefined {

@@ -71,7 +71,7 @@ export class JsonLines {
   private ended = false;
   stderr = '';
 
-  constructor(private readonly child: ChildProcess) {
+  constructor(child: ChildProcess) {
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (text: string) => {
       this.buffered += text;

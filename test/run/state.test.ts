@@ -4,26 +4,16 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitUntil } from '../../src/sys/wait.js';
-import { exited, killMarked, newMark } from '../helpers/processes.js';
-import { readJson, scratchDir, startLeash } from '../helpers/leash-run.js';
+import { exited } from '../helpers/processes.js';
+import { markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
 
 const FIELDS = [
   'active_children', 'adopted_children', 'escalated', 'orphaned_children_total', 'phase',
   'reaped_children_total', 'reaped_orphans_total', 'runner_exit_code', 'termination_signal', 'updated_at',
 ];
 
-function setup(t: { after: (fn: () => Promise<void> | void) => void }) {
-  const mark = newMark();
-  const scratch = scratchDir();
-  t.after(async () => {
-    await killMarked(mark);
-    scratch.remove();
-  });
-  return { mark, dir: scratch.dir, state: join(scratch.dir, 'state.json') };
-}
-
 test('the state document: fields, mode 0600, and at most one write a second', async (t) => {
-  const { mark, state } = setup(t);
+  const { mark, state } = markedScratch(t);
   // Orphans come and go all the time, so the counters change far more often than once a second.
   const churn = 'trap "exit 0" TERM; while :; do (sleep 0.01 &); sleep 0.02; done';
   const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', churn], mark);
@@ -62,7 +52,7 @@ test('the state document: fields, mode 0600, and at most one write a second', as
 });
 
 test('an unwritable state path gives one warning and changes nothing else', async (t) => {
-  const { mark, dir } = setup(t);
+  const { mark, dir } = markedScratch(t);
   writeFileSync(join(dir, 'plain-file'), '');
   const leash = startLeash(['run', '--', 'sh', '-c', '(sleep 0.1 &); sleep 0.3; exit 2'], mark, {
     LEASH_STATE_PATH: join(dir, 'plain-file', 'state.json'),
@@ -73,7 +63,7 @@ test('an unwritable state path gives one warning and changes nothing else', asyn
 });
 
 test('leash status shows the document, for a person and as JSON', async (t) => {
-  const { mark, dir, state } = setup(t);
+  const { mark, dir, state } = markedScratch(t);
   const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', 'exit 3'], mark);
   assert.equal((await exited(leash.child)).code, 3);
 

@@ -6,21 +6,11 @@ import { readChildren, scanAllStats } from '../../src/sys/procfs.js';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitUntil } from '../../src/sys/wait.js';
-import { exited, killMarked, markedPids, newMark } from '../helpers/processes.js';
-import { liveDescendantsOf, readJson, scratchDir, startLeash, zombieChildrenOf } from '../helpers/leash-run.js';
-
-function setup(t: { after: (fn: () => Promise<void> | void) => void }) {
-  const mark = newMark();
-  const scratch = scratchDir();
-  t.after(async () => {
-    await killMarked(mark);
-    scratch.remove();
-  });
-  return { mark, dir: scratch.dir, state: join(scratch.dir, 'state.json') };
-}
+import { exited, markedPids } from '../helpers/processes.js';
+import { liveDescendantsOf, markedScratch, readJson, startLeash, zombieChildrenOf } from '../helpers/leash-run.js';
 
 test('orphans are adopted and reaped, leaving no zombie', async (t) => {
-  const { mark, dir, state } = setup(t);
+  const { mark, dir, state } = markedScratch(t);
   // Each subshell starts a short sleeper and exits at once: the sleeper is orphaned to leash.
   const script = `for i in 1 2 3 4 5 6; do (sleep 0.3 &); done; while [ ! -e "${dir}/go" ]; do sleep 0.05; done; exit 0`;
   const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', script], mark);
@@ -46,7 +36,7 @@ test('orphans are adopted and reaped, leaving no zombie', async (t) => {
 });
 
 test('daemons that ignore SIGTERM are SIGKILLed after the grace', async (t) => {
-  const { mark, state } = setup(t);
+  const { mark, state } = markedScratch(t);
   const script = [
     `sh -c 'trap "" TERM; exec sleep 60' &`,
     `setsid sh -c 'trap "" TERM; exec sleep 60' &`,
@@ -68,7 +58,7 @@ test('daemons that ignore SIGTERM are SIGKILLed after the grace', async (t) => {
 });
 
 test('SIGTERM to leash reaches every process and group of the tree', async (t) => {
-  const { mark, dir, state } = setup(t);
+  const { mark, dir, state } = markedScratch(t);
   const trapTo = (name: string) => `trap 'echo x > "${dir}/${name}"; exit 0' TERM; sleep 60 & wait`;
   const script = [
     `trap 'echo x > "${dir}/runner"; exit 7' TERM`,
@@ -92,7 +82,7 @@ test('SIGTERM to leash reaches every process and group of the tree', async (t) =
 });
 
 test('SIGINT and SIGHUP are forwarded as themselves', async (t) => {
-  const { mark } = setup(t);
+  const { mark } = markedScratch(t);
   for (const [signal, status] of [['SIGINT', 21], ['SIGHUP', 22]] as const) {
     const script = `trap 'exit ${status}' ${signal.slice(3)}; while :; do sleep 0.05; done`;
     const leash = startLeash(['run', '--grace', '0.5', '--', 'sh', '-c', script], mark);
@@ -105,7 +95,7 @@ test('SIGINT and SIGHUP are forwarded as themselves', async (t) => {
 });
 
 test('a 200-process tree and a setsid double-fork daemon are all gone at the end', async (t) => {
-  const { mark, state } = setup(t);
+  const { mark, state } = markedScratch(t);
   const script = [
     'i=0; while [ $i -lt 200 ]; do sleep 60 & i=$((i+1)); done',
     `setsid sh -c 'sleep 60 & exit 0' &`,

@@ -8,7 +8,6 @@ import { ownProcessGroupId } from '../../src/sys/processes.js';
 import { exited, killMarked, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
 import { readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
 
-const SLEEPER = 'echo $$; exec sleep 1000';
 
 function withMark(run: (mark: string) => Promise<void>) {
   return async () => {
