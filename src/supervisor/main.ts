@@ -10,6 +10,9 @@ import { ownProcessGroupId } from '../sys/processes.js';
 export const SUPERVISOR_USAGE =
   'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN]';
 
+/** How many unregistered groups the sweep remembers to spare. */
+const MAX_REMEMBERED_UNREGISTERED = 4096;
+
 /** Exit codes of `leash supervise`. */
 export const SupervisorExit = {
   ok: 0,
@@ -93,6 +96,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   for (const signal of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(signal, () => {});
 
   const registered = new Map<number, number | undefined>();
+  // Groups let go on purpose keep the owner token in their environment: the sweep must spare
+  // them. Bounded, oldest first out: a long-lived owner unregisters many groups.
+  const unregistered = new Set<number>();
   let released = false;
   const isSafeTarget = (pgid: number) => pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid;
 
@@ -106,10 +112,16 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           return;
         }
         registered.set(command.pgid, command.startTime);
+        unregistered.delete(command.pgid);
         released = false;
         return;
       case 'unregister':
         registered.delete(command.pgid);
+        unregistered.delete(command.pgid);
+        unregistered.add(command.pgid);
+        if (unregistered.size > MAX_REMEMBERED_UNREGISTERED) {
+          unregistered.delete(unregistered.values().next().value as number);
+        }
         return;
       case 'release':
         registered.clear();
@@ -121,7 +133,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   await readUntilEof((chunk) => framer.push(chunk));
 
   if (released && registered.size === 0) return SupervisorExit.ok;
-  await tearDown({ groups: registered, graceMs: options.graceMs, ownerToken: options.ownerToken });
+  await tearDown({
+    groups: registered,
+    graceMs: options.graceMs,
+    ownerToken: options.ownerToken,
+    spareGroups: unregistered,
+  });
   return SupervisorExit.ok;
 }
 

@@ -18,6 +18,8 @@ export interface TeardownPlan {
   graceMs: number;
   /** Sweep processes whose environment carries this token (Linux only). */
   ownerToken?: string;
+  /** Groups whose members the sweep leaves alone: the owner let them go on purpose. */
+  spareGroups?: ReadonlySet<number>;
 }
 
 export interface TeardownReport {
@@ -70,7 +72,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     if (!plan.ownerToken) return [];
     const fresh: number[] = [];
     for (const [pid, mark] of findTokenCarriers(plan.ownerToken, new Set(strays.keys()))) {
-      if (groups.has(mark.pgid)) continue;
+      if (groups.has(mark.pgid) || plan.spareGroups?.has(mark.pgid)) continue;
       strays.set(pid, mark);
       fresh.push(pid);
     }

@@ -139,3 +139,13 @@ test('a supervisor killed mid-life is replaced and the whole set replayed', asyn
   await exited(owner);
   assert.ok(await waitForGone([...second.groups, second.supervisor], 10_000), 'a group survived the owner');
 });
+
+test('a released group outlives its owner: neither the groups nor the token sweep touch it', async () => {
+  const owner = startFixture('release-one.mjs', [], mark);
+  const lines = new JsonLines(owner);
+  const { kept, released } = await lines.next<{ kept: number; released: number }>();
+  owner.kill('SIGKILL');
+  await exited(owner);
+  assert.ok(await waitForGone([kept], 10_000), 'the owned group went with its owner');
+  assert.equal(isProcessAlive(released), true, 'the released group was signalled');
+});
