@@ -4,7 +4,7 @@
 // time from the parent's SIGKILL to an empty tree with --die-with-parent.
 // Run: npm run build && node dist/bench/run.js   (not part of npm test)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readChildren, readProcStat, scanAllStats } from '../src/sys/procfs.js';
 import { isProcessAlive } from '../src/sys/processes.js';
@@ -23,16 +23,10 @@ const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 const TREE = `i=1; while [ $i -lt ${TREE_SIZE} ]; do sleep 600 & i=$((i+1)); done; wait`;
 const env = { ...process.env, LEASH_GRACE_SECONDS: '10', LEASH_STATE_PATH: '' };
 
-/** User plus system CPU of a process so far (fields 14 and 15 of its stat). */
+/** User plus system CPU of a process so far. */
 function cpuMs(pid: number): number {
-  let text = '';
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return NaN;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  const stat = readProcStat(pid);
+  return stat ? stat.cpuTicks * TICK_MS : NaN;
 }
 
 async function treeBelow(pid: number, size: number): Promise<number[]> {

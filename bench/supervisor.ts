@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnOwned, terminateOwned } from '../src/index.js';
 import { supervisorCommand, supervisorEnvironment } from '../src/owner/supervisor-link.js';
-import { isProcessAlive, signalProcess } from '../src/sys/processes.js';
+import { readProcessMemory } from '../src/sys/process-memory.js';
+import { isProcessAlive } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -91,12 +92,12 @@ async function memory(): Promise<{ rssMB: number; pssMB: number; privateMB: numb
   // Numbers above any pid_max: registered, never signalled.
   child.stdin!.write('register 999999991\nregister 999999992\nregister 999999993\n');
   await sleep(500);
-  const rollup = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'latin1');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024;
-  const threads = Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${child.pid}/status`, 'latin1'))?.[1]);
+  const memory = readProcessMemory(child.pid!);
   child.stdin!.end();
   await new Promise((resolve) => child.once('exit', resolve));
-  return { rssMB: field('Rss'), pssMB: field('Pss'), privateMB: field('Private_Clean') + field('Private_Dirty'), threads };
+  if (!memory) throw new Error('the supervisor vanished before it could be measured');
+  const mb = (kb: number | undefined) => (kb ?? NaN) / 1024;
+  return { rssMB: mb(memory.rssKb), pssMB: mb(memory.pssKb), privateMB: mb(memory.privateKb), threads: memory.threads ?? NaN };
 }
 
 /**
@@ -174,5 +175,3 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-// Every target was TERMed by its supervisor; anything left would be a bug worth seeing.
-void signalProcess;

@@ -9,10 +9,13 @@ export interface ProcessMemory {
   pssKb: number | undefined;
   /** Pages no other process maps (Private_Clean + Private_Dirty). */
   privateKb: number | undefined;
+  /** Threads of the process. */
+  threads: number | undefined;
 }
 
 function field(text: string, name: string): number | undefined {
-  const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
+  // Sizes are in kB; counts (Threads) have no unit.
+  const match = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text);
   return match ? Number(match[1]) : undefined;
 }
 
@@ -38,5 +41,6 @@ export function readProcessMemory(pid: number): ProcessMemory | undefined {
     rssKb,
     pssKb: field(rollup, 'Pss'),
     privateKb: privateClean !== undefined && privateDirty !== undefined ? privateClean + privateDirty : undefined,
+    threads: field(status, 'Threads'),
   };
 }

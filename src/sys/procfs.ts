@@ -12,6 +12,8 @@ export interface ProcStat {
   sid: number;
   /** Start time in clock ticks since boot (field 22): with the pid, it names one process. */
   startTime: number;
+  /** CPU time used so far, user plus system, in clock ticks (fields 14 and 15). */
+  cpuTicks: number;
 }
 
 let procfsPresent: boolean | undefined;
@@ -40,10 +42,11 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
   const pgid = Number(fields[2]);
   const sid = Number(fields[3]);
   const startTime = Number(fields[19]);
+  const cpuTicks = Number(fields[11]) + Number(fields[12]);
   if (!state || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isInteger(startTime)) {
     return undefined;
   }
-  return { pid, state, ppid, pgid, sid, startTime };
+  return { pid, state, ppid, pgid, sid, startTime, cpuTicks };
 }
 
 /** The stat of one process, or undefined when it is gone or unreadable. */

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readProcessMemory } from '../../src/sys/process-memory.js';
+import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { ownProcessGroupId } from '../../src/sys/processes.js';
 import { exited, killMarked, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
@@ -89,7 +90,7 @@ test('a group left with only zombies counts as empty: no waiting out the grace',
   const took = Date.now() - began;
   assert.ok(took < 4000, `the supervisor waited ${took} ms on zombies`);
   // Both are zombies now, still children of the (live) python parent.
-  assert.equal(readFileSync(`/proc/${leader}/stat`, 'latin1').split(') ')[1]?.[0], 'Z');
+  assert.equal(readProcStat(leader!)?.state, 'Z');
   assert.equal(isProcessAlive(member!), false);
   assert.ok(isProcessAlive(parent.pid!), 'the parent outside the group was not touched');
 }));
@@ -173,7 +174,7 @@ test('SIGINT and SIGHUP do not stop it; EOF does', withMark(async (mark) => {
 test('10 s of /dev/zero grows it by a few MB at most, and it still works after', withMark(async (mark) => {
   const group = startGroup(mark, 'exec sleep 1000');
   const supervisor = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId())]);
-  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${supervisor.pid}/status`, 'latin1'))?.[1]) * 1024;
+  const rss = () => (readProcessMemory(supervisor.pid!)?.rssKb ?? NaN) * 1024;
   await new Promise((resolve) => setTimeout(resolve, 500));
   const before = rss();
   const zeros = Buffer.alloc(64 * 1024);

@@ -8,8 +8,10 @@ import { exited, markedEnv, newMark } from '../helpers/processes.js';
 
 test('parses a stat line whose command name holds spaces and parentheses', () => {
   const line = '4242 (evil) (name) R) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 0 0';
+  const busy = '7 (w) R 1 7 7 0 -1 0 0 0 0 0 30 12 0 0 20 0 1 0 55 0 0';
+  assert.equal(parseProcStat(7, busy)?.cpuTicks, 42);
   const stat = parseProcStat(4242, line);
-  assert.deepEqual(stat, { pid: 4242, state: 'S', ppid: 17, pgid: 4242, sid: 4242, startTime: 987654 });
+  assert.deepEqual(stat, { pid: 4242, state: 'S', ppid: 17, pgid: 4242, sid: 4242, startTime: 987654, cpuTicks: 0 });
   assert.equal(parseProcStat(1, 'no parenthesis here'), undefined);
   assert.equal(parseProcStat(1, '1 (x) S'), undefined);
 });
