@@ -192,3 +192,29 @@ test('10 s of /dev/zero grows it by a few MB at most, and it still works after',
   assert.ok(after - before < 8 * 1024 * 1024, `RSS grew by ${((after - before) / 1048576).toFixed(1)} MB`);
   assert.equal(isProcessAlive(group.pid), false);
 }));
+
+test('the token sweep: at EOF it ends unregistered token carriers; after `release` it does not', withMark(async (mark) => {
+  const token = `tok${newMark()}`;
+  const carrier = () => {
+    const child = spawn('sh', ['-c', 'echo $$; setsid sleep 1000 & echo $!; wait'], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: markedEnv(mark, { LEASH_OWNER_TOKEN: token }),
+    });
+    return readPids(child, 2);
+  };
+  const stranger = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env: markedEnv(mark, { LEASH_OWNER_TOKEN: `${token}x` }) });
+
+  const released = await carrier();
+  const calm = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId()), '--owner-token', token]);
+  calm.stdin!.end('release\n');
+  assert.deepEqual(await exited(calm), { code: 0, signal: null });
+  assert.ok(released.every((pid) => isProcessAlive(pid)), 'a clean release swept');
+
+  const swept = await carrier();
+  const supervisor = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId()), '--owner-token', token, '--grace-ms', '1000']);
+  supervisor.stdin!.end();
+  assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+  assert.ok([...swept, ...released].every((pid) => !isProcessAlive(pid)), 'a token carrier survived the sweep');
+  assert.ok(isProcessAlive(stranger.pid!), 'a process with a different token was swept');
+}));
