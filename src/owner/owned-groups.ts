@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_GRACE_MS, OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
 import {
   checkGroupIdentity,
+  isProcessAlive,
   liveMemberCounts,
   ownProcessGroupId,
   processStartTime,
@@ -50,27 +51,50 @@ export function supervisorPid(): number | undefined {
   return link?.pid;
 }
 
+/**
+ * Groups can empty without any event reaching us (a leaderless group's last member exits, or a
+ * group handed to ownProcessGroup ends). A slow, unref'd check forgets them, so an owner whose
+ * children are all gone releases its supervisor. One signal-0 probe per group per tick.
+ */
+const PRUNE_INTERVAL_MS = 5000;
+let pruneTimer: NodeJS.Timeout | undefined;
+
 function register(pgid: number, startTime: number | undefined): void {
   owned.set(pgid, startTime);
-  pruneGone(pgid);
+  pruneGone({ except: pgid });
   supervisor().send({ verb: 'register', pgid, startTime });
+  if (!pruneTimer) {
+    pruneTimer = setInterval(() => pruneGone({ thorough: true }), PRUNE_INTERVAL_MS);
+    pruneTimer.unref();
+  }
 }
 
 function forget(pgid: number): void {
   if (!owned.delete(pgid)) return;
   if (owned.size === 0) {
+    clearInterval(pruneTimer);
+    pruneTimer = undefined;
     void link?.release();
   } else {
     link?.send({ verb: 'unregister', pgid });
   }
 }
 
-/** Forgets groups that are provably gone (ESRCH). Doubt, such as EPERM, keeps them. */
-function pruneGone(except?: number): void {
-  for (const pgid of [...owned.keys()]) {
-    if (pgid === except) continue;
-    if (signalGroup(pgid, 0) === 'gone') forget(pgid);
+/**
+ * Forgets groups that are provably gone: the group probe says ESRCH, or (thorough, off the hot
+ * path) the leader is gone and every member left is a zombie, which never runs again. Doubt,
+ * such as EPERM, keeps a group.
+ */
+function pruneGone(options: { except?: number; thorough?: boolean } = {}): void {
+  const leaderless: number[] = [];
+  for (const [pgid, startTime] of [...owned]) {
+    if (pgid === options.except) continue;
+    const probe = signalGroup(pgid, 0);
+    if (probe === 'gone') forget(pgid);
+    else if (options.thorough && probe === 'sent' && !isProcessAlive(pgid, startTime)) leaderless.push(pgid);
   }
+  if (leaderless.length === 0) return;
+  for (const [pgid, live] of liveMemberCounts(leaderless)) if (live === 0) forget(pgid);
 }
 
 type SpawnArgs = readonly string[];

@@ -149,3 +149,16 @@ test('a released group outlives its owner: neither the groups nor the token swee
   assert.ok(await waitForGone([kept], 10_000), 'the owned group went with its owner');
   assert.equal(isProcessAlive(released), true, 'the released group was signalled');
 });
+
+test('a group that empties with no event reaching us is forgotten, and the supervisor released', async () => {
+  // The leader exits at once; its member lives on, then exits as an orphan (maybe a zombie for
+  // a while, until init reaps it). Nothing tells the owner: only the slow prune can notice.
+  const child = spawnOwned('sh', ['-c', 'sleep 0.3 & echo $!'], options());
+  const [member] = await readPids(child, 1);
+  await exited(child);
+  const supervisor = supervisorPid();
+  assert.ok(supervisor, 'the group is still owned while its member lives');
+  assert.ok(await waitForGone([member!], 5000));
+  assert.ok(await waitUntil(() => supervisorPid() === undefined, 12_000), 'the emptied group was never forgotten');
+  assert.ok(await waitForGone([supervisor], 5000));
+});
