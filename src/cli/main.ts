@@ -6,7 +6,8 @@ export const EXIT_USAGE = 64;
 const USAGE = `usage: leash <command> [options]
 
 commands:
-  supervise --parent-pgid PGID [--grace-ms MS]   the per-owner death supervisor (started by the library)
+  supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN]
+                                                 the per-owner death supervisor (started by the library)
   run [--grace S] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]
                                                  run COMMAND and own its whole process tree
   status [FILE] [--json]                         show the state document of a \`leash run\`

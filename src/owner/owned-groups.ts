@@ -7,19 +7,28 @@ import {
 } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_GRACE_MS, OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
+import { isSpared } from '../supervisor/teardown.js';
 import {
   checkGroupIdentity,
+  findEnvironmentCarriers,
   isProcessAlive,
   liveMemberCounts,
   ownProcessGroupId,
   processStartTime,
   signalGroup,
+  type ProcessMark,
 } from '../sys/processes.js';
 import { waitUntil } from '../sys/wait.js';
 import { SupervisorLink } from './supervisor-link.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
+/**
+ * Groups let go on purpose with releaseProcessGroup, by identity: their members still carry our
+ * token, so every supervisor is told to spare them. Bounded; gone groups are pruned.
+ */
+const disowned = new Map<number, number | undefined>();
+const MAX_DISOWNED = 4096;
 let link: SupervisorLink | undefined;
 let ownerToken: string | undefined;
 
@@ -41,9 +50,39 @@ function supervisor(): SupervisorLink {
   link ??= new SupervisorLink({
     ownerToken: ownerTokenValue(),
     graceMs: supervisorGraceMs(),
-    snapshot: () => owned,
+    replay: () => [
+      ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
+      ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
+    ],
+    needed: () => owned.size > 0 || strayCarriers().length > 0,
   });
   return link;
+}
+
+/**
+ * Live processes carrying our token outside every group we let go: descendants that left
+ * their group with setsid, whose group may be long gone. Linux only; reads every environ.
+ */
+function strayCarriers(): ProcessMark[] {
+  return findEnvironmentCarriers(`${OWNER_TOKEN_VARIABLE}=${ownerTokenValue()}`).filter(
+    (mark) => !owned.has(mark.pgid) && !isSpared(mark.pgid, disowned),
+  );
+}
+
+/**
+ * Nothing is owned any more: release the supervisor, unless token carriers outlived their
+ * groups. Those stay guarded (the supervisor sweeps them if we die) and are looked at again on
+ * the prune tick.
+ */
+function settle(): void {
+  if (owned.size > 0) return;
+  if (link?.pid !== undefined && strayCarriers().length > 0) {
+    startPruning();
+    return;
+  }
+  clearInterval(pruneTimer);
+  pruneTimer = undefined;
+  void link?.release();
 }
 
 /** The pid of this owner's death supervisor while one runs. */
@@ -59,25 +98,27 @@ export function supervisorPid(): number | undefined {
 const PRUNE_INTERVAL_MS = 5000;
 let pruneTimer: NodeJS.Timeout | undefined;
 
+function startPruning(): void {
+  if (pruneTimer) return;
+  pruneTimer = setInterval(() => {
+    pruneGone({ thorough: true });
+    settle();
+  }, PRUNE_INTERVAL_MS);
+  pruneTimer.unref();
+}
+
 function register(pgid: number, startTime: number | undefined): void {
   owned.set(pgid, startTime);
+  disowned.delete(pgid);
   pruneGone({ except: pgid });
   supervisor().send({ verb: 'register', pgid, startTime });
-  if (!pruneTimer) {
-    pruneTimer = setInterval(() => pruneGone({ thorough: true }), PRUNE_INTERVAL_MS);
-    pruneTimer.unref();
-  }
+  startPruning();
 }
 
 function forget(pgid: number): void {
   if (!owned.delete(pgid)) return;
-  if (owned.size === 0) {
-    clearInterval(pruneTimer);
-    pruneTimer = undefined;
-    void link?.release();
-  } else {
-    link?.send({ verb: 'unregister', pgid });
-  }
+  link?.notify({ verb: 'unregister', pgid });
+  settle();
 }
 
 /**
@@ -93,8 +134,14 @@ function pruneGone(options: { except?: number; thorough?: boolean } = {}): void 
     if (probe === 'gone') forget(pgid);
     else if (options.thorough && probe === 'sent' && !isProcessAlive(pgid, startTime)) leaderless.push(pgid);
   }
-  if (leaderless.length === 0) return;
-  for (const [pgid, live] of liveMemberCounts(leaderless)) if (live === 0) forget(pgid);
+  if (leaderless.length > 0) {
+    for (const [pgid, live] of liveMemberCounts(leaderless)) if (live === 0) forget(pgid);
+  }
+  if (options.thorough) {
+    for (const [pgid, startTime] of [...disowned]) {
+      if (checkGroupIdentity(pgid, startTime) !== 'ours') disowned.delete(pgid);
+    }
+  }
 }
 
 type SpawnArgs = readonly string[];
@@ -138,7 +185,7 @@ export function spawnOwned(
   const pid = child.pid;
   if (pid === undefined) {
     // The spawn failed (ENOENT, EACCES...): the 'error' event tells the caller; nothing to own.
-    if (owned.size === 0) void link?.release();
+    settle();
     return child;
   }
   register(pid, processStartTime(pid));
@@ -179,11 +226,20 @@ export function ownProcessGroup(pgid: number): boolean {
   return true;
 }
 
-/** Stops guarding a group on purpose; it will no longer be signalled when this process dies. */
+/**
+ * Stops guarding a group on purpose: it will no longer be signalled when this process dies,
+ * and the token sweep spares its members while the group is provably still that one.
+ */
 export function releaseProcessGroup(pgid: number): boolean {
-  const was = owned.has(pgid);
-  forget(pgid);
-  return was;
+  if (!owned.has(pgid)) return false;
+  const startTime = owned.get(pgid);
+  owned.delete(pgid);
+  disowned.delete(pgid);
+  disowned.set(pgid, startTime);
+  if (disowned.size > MAX_DISOWNED) disowned.delete(disowned.keys().next().value as number);
+  link?.notify({ verb: 'disown', pgid, startTime });
+  settle();
+  return true;
 }
 
 /** The process groups currently guarded, in registration order. */

@@ -41,9 +41,14 @@ const RESTART_WINDOW_MS = 10_000;
 export interface LinkConfig {
   ownerToken: string;
   graceMs: number;
-  /** The registrations to replay into a fresh supervisor: the owner's record of truth. */
-  snapshot: () => ReadonlyMap<number, number | undefined>;
+  /** What to replay into a fresh supervisor, from the owner's record of truth. */
+  replay: () => ControlCommand[];
+  /** Whether a supervisor is needed at all (something to guard): if not, a dead one is not replaced. */
+  needed: () => boolean;
 }
+
+/** Exits that no restart can cure: the supervisor refused its arguments or its process group. */
+const PERMANENT_EXITS = new Set([2, 64]);
 
 export class SupervisorLink {
   private child: ChildProcess | undefined;
@@ -64,9 +69,15 @@ export class SupervisorLink {
     this.start();
   }
 
+  /** Sends a command, starting a supervisor (which gets the whole replay) if none runs. */
   send(command: ControlCommand): void {
     if (!this.child) this.start();
     else this.write(this.child, formatControlLine(command));
+  }
+
+  /** Sends a command only to a running supervisor: a fresh one learns it from the replay. */
+  notify(command: ControlCommand): void {
+    if (this.child) this.write(this.child, formatControlLine(command));
   }
 
   /**
@@ -127,12 +138,9 @@ export class SupervisorLink {
       this.warn(`death supervisor failed: ${error.message}`);
       this.lost(child);
     });
-    child.on('exit', () => this.lost(child));
+    child.on('exit', (code) => this.lost(child, code));
 
-    let replay = '';
-    for (const [pgid, startTime] of this.config.snapshot()) {
-      replay += formatControlLine({ verb: 'register', pgid, startTime });
-    }
+    const replay = this.config.replay().map(formatControlLine).join('');
     if (replay) this.write(child, replay);
   }
 
@@ -146,11 +154,15 @@ export class SupervisorLink {
   }
 
   /** The supervisor died or its pipe broke: replace it if there is anything to guard. */
-  private lost(child: ChildProcess): void {
+  private lost(child: ChildProcess, code?: number | null): void {
     if (this.child !== child) return;
     this.child = undefined;
     child.stdin?.destroy();
-    if (this.config.snapshot().size === 0) return;
+    if (code !== undefined && code !== null && PERMANENT_EXITS.has(code)) {
+      this.warn(`the death supervisor refused to run (exit ${code}); owned groups are unguarded`);
+      return;
+    }
+    if (!this.config.needed()) return;
     const now = Date.now();
     this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
     if (this.restarts.length >= MAX_RESTARTS) {

@@ -10,8 +10,8 @@ import { ownProcessGroupId } from '../sys/processes.js';
 export const SUPERVISOR_USAGE =
   'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN]';
 
-/** How many unregistered groups the sweep remembers to spare. */
-const MAX_REMEMBERED_UNREGISTERED = 4096;
+/** How many disowned groups the sweep remembers to spare (oldest forgotten first). */
+const MAX_DISOWNED = 4096;
 
 /** Exit codes of `leash supervise`. */
 export const SupervisorExit = {
@@ -52,7 +52,9 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
       return `unknown argument '${flag}'`;
     }
   }
-  if (parentPgid === undefined || parentPgid < 1) return '--parent-pgid PGID is required';
+  // 0 is what a process sees when its group leader lives outside its pid namespace
+  // (unshare --pid without setsid, some sandboxes): then there is no parent group to spare.
+  if (parentPgid === undefined) return '--parent-pgid PGID is required';
   return { parentPgid, graceMs, ownerToken };
 }
 
@@ -97,8 +99,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
 
   const registered = new Map<number, number | undefined>();
   // Groups let go on purpose keep the owner token in their environment: the sweep must spare
-  // them. Bounded, oldest first out: a long-lived owner unregisters many groups.
-  const unregistered = new Set<number>();
+  // them, by identity, not by number (numbers are recycled).
+  const disowned = new Map<number, number | undefined>();
   let released = false;
   const isSafeTarget = (pgid: number) => pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid;
 
@@ -112,16 +114,17 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           return;
         }
         registered.set(command.pgid, command.startTime);
-        unregistered.delete(command.pgid);
+        disowned.delete(command.pgid);
         released = false;
         return;
       case 'unregister':
         registered.delete(command.pgid);
-        unregistered.delete(command.pgid);
-        unregistered.add(command.pgid);
-        if (unregistered.size > MAX_REMEMBERED_UNREGISTERED) {
-          unregistered.delete(unregistered.values().next().value as number);
-        }
+        return;
+      case 'disown':
+        registered.delete(command.pgid);
+        disowned.delete(command.pgid);
+        disowned.set(command.pgid, command.startTime);
+        if (disowned.size > MAX_DISOWNED) disowned.delete(disowned.keys().next().value as number);
         return;
       case 'release':
         registered.clear();
@@ -137,7 +140,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     groups: registered,
     graceMs: options.graceMs,
     ownerToken: options.ownerToken,
-    spareGroups: unregistered,
+    disowned,
   });
   return SupervisorExit.ok;
 }

@@ -14,6 +14,7 @@ export const MAX_LINE_BYTES = 256;
 export type ControlCommand =
   | { verb: 'register'; pgid: number; startTime?: number }
   | { verb: 'unregister'; pgid: number }
+  | { verb: 'disown'; pgid: number; startTime?: number }
   | { verb: 'release' };
 
 /** Largest number accepted as a pgid or a start time: no pid exceeds 2^22 on Linux. */
@@ -31,14 +32,16 @@ function parseDecimal(word: string | undefined): number | undefined {
  */
 export function parseControlLine(line: string): ControlCommand | undefined {
   const words = line.trim().split(/[ \t]+/);
-  switch (words[0]) {
-    case 'register': {
+  const verb = words[0];
+  switch (verb) {
+    case 'register':
+    case 'disown': {
       if (words.length !== 2 && words.length !== 3) return undefined;
       const pgid = parseDecimal(words[1]);
       if (pgid === undefined) return undefined;
-      if (words.length === 2) return { verb: 'register', pgid };
+      if (words.length === 2) return { verb, pgid };
       const startTime = parseDecimal(words[2]);
-      return startTime === undefined ? undefined : { verb: 'register', pgid, startTime };
+      return startTime === undefined ? undefined : { verb, pgid, startTime };
     }
     case 'unregister': {
       if (words.length !== 2) return undefined;
@@ -56,9 +59,10 @@ export function parseControlLine(line: string): ControlCommand | undefined {
 export function formatControlLine(command: ControlCommand): string {
   switch (command.verb) {
     case 'register':
+    case 'disown':
       return command.startTime === undefined
-        ? `register ${command.pgid}\n`
-        : `register ${command.pgid} ${command.startTime}\n`;
+        ? `${command.verb} ${command.pgid}\n`
+        : `${command.verb} ${command.pgid} ${command.startTime}\n`;
     case 'unregister':
       return `unregister ${command.pgid}\n`;
     case 'release':

@@ -1,25 +1,28 @@
 // What the death supervisor does once its owner is gone: TERM every registered group that is
 // provably still the one registered, and every process carrying the owner's token; wait for
 // them to empty (zombies count as empty); KILL what is left after the grace.
-import { hasProcfs, isDeadState, listPids, processUid, readProcStat, environHasEntry } from '../sys/procfs.js';
 import {
   checkGroupIdentity,
+  findEnvironmentCarriers,
   isProcessAlive,
   liveMemberCounts,
   signalGroup,
   signalProcess,
+  type ProcessMark,
 } from '../sys/processes.js';
 import { waitUntil } from '../sys/wait.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
 
+/** pgid -> leader start time recorded when the group was named (undefined where none was given). */
+export type GroupRecord = ReadonlyMap<number, number | undefined>;
+
 export interface TeardownPlan {
-  /** pgid -> leader start time recorded at registration (undefined where none was given). */
-  groups: ReadonlyMap<number, number | undefined>;
+  groups: GroupRecord;
   graceMs: number;
   /** Sweep processes whose environment carries this token (Linux only). */
   ownerToken?: string;
-  /** Groups whose members the sweep leaves alone: the owner let them go on purpose. */
-  spareGroups?: ReadonlySet<number>;
+  /** Groups the owner let go on purpose: the sweep spares their members while each group is provably still that one. */
+  disowned?: GroupRecord;
 }
 
 export interface TeardownReport {
@@ -27,31 +30,15 @@ export interface TeardownReport {
   termedGroups: number[];
   /** Registered groups left alone because their number now names another group. */
   staleGroups: number[];
-  /** Token-carrying processes outside those groups that received SIGTERM. */
+  /** Token-carrying processes outside those groups that were signalled. */
   strays: number[];
   /** Groups or processes that were still alive after the grace and got SIGKILL. */
   killed: number;
 }
 
-/** Processes of our uid whose environment holds the owner token, with their start times. */
-export function findTokenCarriers(token: string, exclude: ReadonlySet<number>): Map<number, ProcessMark> {
-  const found = new Map<number, ProcessMark>();
-  if (!hasProcfs()) return found;
-  const entry = `${OWNER_TOKEN_VARIABLE}=${token}`;
-  const uid = process.getuid?.();
-  for (const pid of listPids()) {
-    if (pid === process.pid || exclude.has(pid)) continue;
-    if (uid !== undefined && processUid(pid) !== uid) continue;
-    if (!environHasEntry(pid, entry)) continue;
-    const stat = readProcStat(pid);
-    if (stat && !isDeadState(stat.state)) found.set(pid, { startTime: stat.startTime, pgid: stat.pgid });
-  }
-  return found;
-}
-
-export interface ProcessMark {
-  startTime: number;
-  pgid: number;
+/** Whether a token carrier in group `pgid` belongs to a group the owner let go. */
+export function isSpared(pgid: number, disowned: GroupRecord | undefined): boolean {
+  return disowned !== undefined && disowned.has(pgid) && checkGroupIdentity(pgid, disowned.get(pgid)) === 'ours';
 }
 
 export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
@@ -67,33 +54,35 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const groups = new Set(report.termedGroups);
 
   // Then whatever carries the token outside those groups: the spawn gap and setsid escapees.
+  // Returns how many newcomers it found (and signalled).
   const strays = new Map<number, ProcessMark>();
-  const sweep = () => {
-    if (!plan.ownerToken) return [];
-    const fresh: number[] = [];
-    for (const [pid, mark] of findTokenCarriers(plan.ownerToken, new Set(strays.keys()))) {
-      if (groups.has(mark.pgid) || plan.spareGroups?.has(mark.pgid)) continue;
-      strays.set(pid, mark);
-      fresh.push(pid);
+  const sweep = (signal: NodeJS.Signals): number => {
+    if (!plan.ownerToken) return 0;
+    let newcomers = 0;
+    for (const mark of findEnvironmentCarriers(`${OWNER_TOKEN_VARIABLE}=${plan.ownerToken}`)) {
+      if (strays.has(mark.pid) || groups.has(mark.pgid) || isSpared(mark.pgid, plan.disowned)) continue;
+      strays.set(mark.pid, mark);
+      signalProcess(mark.pid, signal);
+      report.strays.push(mark.pid);
+      newcomers += 1;
     }
-    return fresh;
+    return newcomers;
   };
-  for (const pid of sweep()) {
-    signalProcess(pid, 'SIGTERM');
-    report.strays.push(pid);
-  }
+  sweep('SIGTERM');
 
   const remaining = () => {
-    const counts = liveMemberCounts(groups);
-    for (const [pgid, live] of counts) if (live === 0) groups.delete(pgid);
+    for (const [pgid, live] of liveMemberCounts(groups)) if (live === 0) groups.delete(pgid);
     for (const [pid, mark] of strays) if (!isProcessAlive(pid, mark.startTime)) strays.delete(pid);
     return groups.size + strays.size;
   };
+  // Done only when nothing is left and one more sweep finds no newcomer: a process may have
+  // called setsid (from a TERM handler, say) after the first sweep.
+  const settled = (signal: NodeJS.Signals) => remaining() === 0 && sweep(signal) === 0;
 
-  if (await waitUntil(() => remaining() === 0, plan.graceMs)) return report;
+  if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) return report;
 
-  // Escalate. Catch token carriers forked during the grace, and re-prove every identity.
-  for (const pid of sweep()) report.strays.push(pid);
+  // Escalate, re-proving every identity first.
+  sweep('SIGKILL');
   for (const pgid of groups) {
     if (checkGroupIdentity(pgid, plan.groups.get(pgid)) !== 'ours') continue;
     if (signalGroup(pgid, 'SIGKILL') === 'sent') report.killed += 1;
@@ -103,6 +92,6 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     if (signalProcess(pid, 'SIGKILL') === 'sent') report.killed += 1;
   }
   // SIGKILL cannot be refused; wait briefly so our exit means "done".
-  await waitUntil(() => remaining() === 0, 2000);
+  await waitUntil(() => settled('SIGKILL'), 2000);
   return report;
 }

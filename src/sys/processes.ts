@@ -1,7 +1,7 @@
 // Signals, liveness and identity of processes and process groups, zombie-aware where the
 // platform lets us see zombies. Standard library only: the death supervisor imports this file.
 import { createRequire } from 'node:module';
-import { hasProcfs, isDeadState, readProcStat, scanAllStats } from './procfs.js';
+import { environHasEntry, hasProcfs, isDeadState, listPids, processUid, readProcStat, scanAllStats } from './procfs.js';
 
 /** What became of a signal: delivered, no such target, or not ours to signal. */
 export type SignalOutcome = 'sent' | 'gone' | 'denied';
@@ -119,4 +119,30 @@ export function checkGroupIdentity(pgid: number, startTime?: number): GroupIdent
     if (leader) return leader.startTime === startTime ? 'ours' : 'stale';
   }
   return signalGroup(pgid, 0) === 'gone' ? 'gone' : 'ours';
+}
+
+/** A live process as found by a scan: enough to signal it later only if it is still itself. */
+export interface ProcessMark {
+  pid: number;
+  startTime: number;
+  pgid: number;
+}
+
+/**
+ * Live processes of this uid (other than this one) whose initial environment holds the entry
+ * `NAME=value`. Linux only: elsewhere environments cannot be read, and the answer is empty.
+ * Reads every process's environ: about 10 ms with ~600 processes, so keep it off hot paths.
+ */
+export function findEnvironmentCarriers(entry: string): ProcessMark[] {
+  if (!hasProcfs()) return [];
+  const uid = process.getuid?.();
+  const found: ProcessMark[] = [];
+  for (const pid of listPids()) {
+    if (pid === process.pid) continue;
+    if (uid !== undefined && processUid(pid) !== uid) continue;
+    if (!environHasEntry(pid, entry)) continue;
+    const stat = readProcStat(pid);
+    if (stat && !isDeadState(stat.state)) found.push({ pid, startTime: stat.startTime, pgid: stat.pgid });
+  }
+  return found;
 }

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { exited, JsonLines, killMarked, markedPids, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 
-const KINDS = ['plain', 'term-ignoring', 'grandchildren', 'wrapper', 'setsid-escapee'];
+const KINDS = ['plain', 'term-ignoring', 'grandchildren', 'wrapper', 'setsid-escapee', 'orphaned-escapee'];
 
 interface Tree {
   owner: number;
@@ -32,7 +32,7 @@ for (const death of deaths) {
       });
       const lines = new JsonLines(owner);
       const tree = await lines.next<Tree>();
-      assert.equal(tree.pids.length, 9);
+      assert.equal(tree.pids.length, 10);
       assert.ok(Number.isInteger(tree.supervisor));
       if (death.signal) {
         for (const pid of tree.pids) assert.ok(isProcessAlive(pid), `pid ${pid} was not running`);
@@ -82,6 +82,23 @@ test('control: the same owner with plain child_process.spawn leaks its child', a
   try {
     const child = await runSpawnGapOwner(mark, ['plain']);
     assert.equal(await waitForGone([child], 500), false, 'the plain child should have been orphaned');
+  } finally {
+    await killMarked(mark);
+  }
+});
+
+test('an escapee whose group is gone keeps the supervisor, and dies with the owner', async () => {
+  const mark = newMark();
+  try {
+    const owner = startFixture('owner.mjs', ['orphaned-escapee', 'until-unowned'], mark);
+    const lines = new JsonLines(owner);
+    const tree = await lines.next<Tree>();
+    const after = await lines.next<{ owned: number; supervisor: number | null }>();
+    assert.equal(after.supervisor, tree.supervisor, 'the supervisor was released while an escapee lives');
+    assert.ok(isProcessAlive(tree.pids[0]!));
+    owner.kill('SIGKILL');
+    await exited(owner);
+    assert.ok(await waitForGone([...tree.pids, tree.supervisor], 10_000), 'the escapee outlived its owner');
   } finally {
     await killMarked(mark);
   }

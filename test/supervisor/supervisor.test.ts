@@ -6,7 +6,7 @@ import { readProcessMemory } from '../../src/sys/process-memory.js';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { ownProcessGroupId } from '../../src/sys/processes.js';
-import { exited, killMarked, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
+import { exited, killMarked, markedEnv, markedPids, newMark, waitForGone } from '../helpers/processes.js';
 import { readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
 
 
@@ -217,4 +217,27 @@ test('the token sweep: at EOF it ends unregistered token carriers; after `releas
   assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
   assert.ok([...swept, ...released].every((pid) => !isProcessAlive(pid)), 'a token carrier survived the sweep');
   assert.ok(isProcessAlive(stranger.pid!), 'a process with a different token was swept');
+}));
+
+test('a process that calls setsid during the grace is swept too', withMark(async (mark) => {
+  const token = `tok${newMark()}`;
+  // On SIGTERM the leader starts a session-leaving sleeper, then exits: the group empties at
+  // once, and only a second sweep can find the newcomer.
+  const group = spawn('sh', ['-c', `trap 'setsid sleep 1000 & exit 0' TERM; while :; do sleep 0.05; done`], {
+    detached: true,
+    stdio: 'ignore',
+    env: markedEnv(mark, { LEASH_OWNER_TOKEN: token }),
+  });
+  const supervisor = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId()), '--owner-token', token, '--grace-ms', '3000']);
+  supervisor.stdin!.end(`register ${group.pid} ${startTimeOf(group.pid!)}\n`);
+  assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+  assert.deepEqual(markedPids(mark), [], 'the newcomer outlived the teardown');
+}));
+
+test('--parent-pgid 0 (the group leader is outside our pid namespace) is accepted', withMark(async (mark) => {
+  const group = startGroup(mark, 'exec sleep 1000');
+  const supervisor = startSupervisor(mark, ['--parent-pgid', '0']);
+  supervisor.stdin!.end(`register 0\nregister ${group.pid} ${startTimeOf(group.pid)}\n`);
+  assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+  assert.equal(isProcessAlive(group.pid), false);
 }));
