@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { environHasEntry, listPids, readCommandLine, readProcStat } from '../src/sys/procfs.js';
-import { isProcessAlive, signalProcess } from '../src/sys/processes.js';
+import { readCommandLine, readProcStat } from '../src/sys/procfs.js';
+import { findEnvironmentCarriers, isProcessAlive, signalProcess } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
 
 const OWNER = fileURLToPath(new URL('./owner.js', import.meta.url));
@@ -14,7 +14,7 @@ const GRACE_MS = 1000;
 
 /** Every live process that carries this run's marker, in pid order. */
 function tree(marker: string): number[] {
-  return listPids().filter((pid) => pid !== process.pid && environHasEntry(pid, marker) && isProcessAlive(pid)).sort((a, b) => a - b);
+  return findEnvironmentCarriers(marker).map((mark) => mark.pid).sort((a, b) => a - b);
 }
 
 function describe(pids: number[], owner: number): string {

@@ -3,8 +3,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { environHasEntry, listPids } from '../../src/sys/procfs.js';
-import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
+import { findEnvironmentCarriers, isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 
 export const MARK_VARIABLE = 'LEASH_TEST_MARK';
@@ -25,7 +24,7 @@ export function newMark(): string {
 /** Live (non-zombie) processes carrying this test's mark. */
 export function markedPids(mark: string): number[] {
   const entry = `${MARK_VARIABLE}=${mark}`;
-  return listPids().filter((pid) => pid !== process.pid && environHasEntry(pid, entry) && isProcessAlive(pid));
+  return findEnvironmentCarriers(entry).map((mark) => mark.pid);
 }
 
 /** Ends every process carrying the mark (they are this test's own), then waits for them. */

@@ -3,8 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { exited, FIXTURES, JsonLines, killMarked, markedEnv, newMark } from '../helpers/processes.js';
-import { LIBRARY_ENTRY } from '../helpers/processes.js';
+import { exited, FIXTURES, JsonLines, killMarked, LIBRARY_ENTRY, markedEnv, newMark } from '../helpers/processes.js';
 
 const canUnshare =
   process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { exited, FIXTURES, JsonLines, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { exited, FIXTURES, JsonLines, killMarked, LIBRARY_ENTRY, markedEnv, newMark } from '../helpers/processes.js';
 import { SUPERVISOR_MAIN } from '../helpers/groups.js';
 
 const canUnshare =
@@ -14,7 +14,7 @@ test('a recycled process-group number is never signalled', { skip: canUnshare ? 
   try {
     const run = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, FIXTURES + 'pid-reuse.mjs', SUPERVISOR_MAIN], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: markedEnv(mark),
+      env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
     });
     const lines = new JsonLines(run);
     const result = await lines.next<{ victim: number; stranger: number; strangerAlive: boolean; controlAlive: boolean; error?: string }>(20_000);
