@@ -26,6 +26,8 @@ interface SyntaxNode {
   namedChildren: Array<SyntaxNode | null>;
   childForFieldName(name: string): SyntaxNode | null;
   childrenForFieldName(name: string): Array<SyntaxNode | null>;
+  descendantsOfType(type: string): Array<SyntaxNode | null>;
+  startIndex: number;
   walk(): TreeCursor;
 }
 /** A cursor reads a node's type, field and offsets without building a JavaScript object for it. */
@@ -170,6 +172,36 @@ const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationf
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
 const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB/;
+/**
+ * Text that every reportable shape holds within its own node: import statements (they change
+ * what names mean), the owners of command runners, and the option, member, helper and flag
+ * names. A subtree holding none of these can report nothing and import nothing, so the walk
+ * skips it. Two more kinds of trigger are added per file: local names bound to watched modules,
+ * as the imports that bind them are read, and every concatenated string, whose parts can split
+ * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
+ */
+const TRIGGERS =
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+/**
+ * A concatenated string can only spell an option name if one of its parts is a string holding
+ * just the start of that name (`"start_new_"`): files without such a string skip the search.
+ */
+const OPTION_NAME_START = new RegExp(
+  `["'](?:${[...new Set([...OPTION_NAMES].flatMap((name) => Array.from(name, (_, i) => name.slice(0, i + 1))))].join('|')})["']`,
+);
+/** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
+const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
+
+/** Start offsets of every match of `pattern` in `text`, overlapping ones included, ascending. */
+function matchStarts(pattern: RegExp, text: string): number[] {
+  const starts: number[] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    starts.push(match.index);
+    pattern.lastIndex = match.index + 1;
+  }
+  return starts;
+}
 
 // The walk goes over the tree with a TreeCursor and builds a JavaScript node object only where a
 // rule could fire. Building one for every node (namedChildren, childForFieldName) cost more than
@@ -191,10 +223,40 @@ class PythonFileAnalysis {
     private readonly fields: Fields,
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
+    this.triggers = matchStarts(TRIGGERS, text);
+  }
+
+  /** Sorted start offsets of TRIGGERS (and of watched local names) in the text. */
+  private triggers: number[];
+
+  /** Whether the cursor's node holds a trigger, i.e. visiting it could matter. */
+  private mayMatter(cursor: TreeCursor): boolean {
+    const start = cursor.startIndex;
+    let low = 0;
+    let high = this.triggers.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.triggers[middle] as number) < start) low = middle + 1;
+      else high = middle;
+    }
+    return low < this.triggers.length && (this.triggers[low] as number) < cursor.endIndex;
+  }
+
+  /** Makes every use of a local name bound to a watched module a trigger. */
+  private watch(local: string, target: string): void {
+    if (!WATCHED_MODULES.has(target.split('.')[0] as string)) return;
+    const escaped = local.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const uses = matchStarts(new RegExp(`(?<!\\w)${escaped}(?!\\w)`, 'g'), this.text);
+    this.triggers = [...this.triggers, ...uses].sort((a, b) => a - b);
   }
 
   run(root: SyntaxNode): RawFinding[] {
     if (root.hasError) this.reportParseError(root);
+    const concatenated = OPTION_NAME_START.test(this.text) ? root.descendantsOfType('concatenated_string') : [];
+    if (concatenated.length > 0) {
+      for (const node of concatenated) if (node) this.triggers.push(node.startIndex);
+      this.triggers.sort((a, b) => a - b);
+    }
     this.visitNode(root);
     return this.findings;
   }
@@ -250,6 +312,7 @@ class PythonFileAnalysis {
 
   /** Visits the cursor's node; the cursor ends where it started. */
   private visit(cursor: TreeCursor): void {
+    if (!this.mayMatter(cursor)) return;
     switch (cursor.nodeType) {
       case 'import_statement':
         return this.collectImport(cursor.currentNode);
@@ -447,7 +510,10 @@ class PythonFileAnalysis {
       } else if (child?.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text;
         const alias = child.childForFieldName('alias')?.text;
-        if (name && alias) this.modules.set(alias, name);
+        if (name && alias) {
+          this.modules.set(alias, name);
+          this.watch(alias, name);
+        }
       }
     }
   }
@@ -468,6 +534,7 @@ class PythonFileAnalysis {
   private bindName(local: string, qualified: string): void {
     this.names.set(local, qualified);
     if (DETACHING_NAMES.has(qualified)) this.identifiersMatter = true;
+    this.watch(local, qualified);
   }
 
   private checkCall(node: SyntaxNode): void {
