@@ -1,6 +1,7 @@
 // Benchmark: `leash check` end to end, as a fresh process (cold), over a large generated tree of
-// JavaScript, TypeScript and Python files. Two trees: a typical one, where most files never reach a
-// parser, and a worst case, where every file passes the prefilter and is parsed.
+// JavaScript, TypeScript and Python files. Three trees: a typical one, where most files never reach a
+// parser; a parse-heavy one, where every Python file and a tenth of the JS/TS files pass the
+// prefilter; and a worst case, where every file passes the prefilter and is parsed.
 // Run with `npm run bench` or `node dist/bench/check.js` after a build. Aim: >= 5 MB/s on one core.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,9 +38,10 @@ function pyBody(i: number, lines: number): string {
   return out;
 }
 
-const JS_SPAWN = (i: number) =>
+// `detached: false` is harmless but passes the prefilter, so with `allParsed` every JS/TS file is parsed.
+const JS_SPAWN = (i: number, allParsed: boolean) =>
   `import { spawn } from 'node:child_process';\nconst options${i} = { stdio: 'inherit' as const, cwd: process.cwd() };\nexport const run${i} = () => spawn('tool', ['--id', '${i}'], options${i});\n` +
-  (i % 10 === 0 ? `spawn('daemon', [], { detached: true });\n` : '');
+  (i % 10 === 0 ? `spawn('daemon', [], { detached: true });\n` : allParsed ? `spawn('worker', [], { detached: false });\n` : '');
 const PY_SPAWN = (i: number) =>
   `import subprocess\n\ndef run_${i}():\n    return subprocess.run(["tool", "--id", "${i}"], check=True, start_new_session=False)\n` +
   (i % 10 === 0 ? `subprocess.Popen(["daemon"], start_new_session=True)\n` : '');
@@ -50,7 +52,7 @@ interface Tree {
   bytes: number;
 }
 
-function generate(name: string, counts: { js: number; ts: number; py: number }, spawnShare: number, lines: number): Tree {
+function generate(name: string, counts: { js: number; ts: number; py: number }, spawnShare: number, lines: number, allParsed = false): Tree {
   const dir = mkdtempSync(join(tmpdir(), `leash-bench-check-${name}-`));
   let files = 0;
   let bytes = 0;
@@ -62,8 +64,8 @@ function generate(name: string, counts: { js: number; ts: number; py: number }, 
     bytes += Buffer.byteLength(text);
   };
   const spawning = (i: number) => i % Math.round(1 / spawnShare) === 0;
-  for (let i = 0; i < counts.js; i++) write(`web/m${i % 40}/f${i}.mjs`, jsBody(i, lines).replace(/: Promise<[^>]*>|: Record\w+\[\]| as \{[^}]*\}|export interface[^\n]*\n/g, '') + (spawning(i) ? JS_SPAWN(i).replace(' as const', '') : ''));
-  for (let i = 0; i < counts.ts; i++) write(`src/m${i % 40}/f${i}.ts`, jsBody(i, lines) + (spawning(i) ? JS_SPAWN(i) : ''));
+  for (let i = 0; i < counts.js; i++) write(`web/m${i % 40}/f${i}.mjs`, jsBody(i, lines).replace(/: Promise<[^>]*>|: Record\w+\[\]| as \{[^}]*\}|export interface[^\n]*\n/g, '') + (spawning(i) ? JS_SPAWN(i, allParsed).replace(' as const', '') : ''));
+  for (let i = 0; i < counts.ts; i++) write(`src/m${i % 40}/f${i}.ts`, jsBody(i, lines) + (spawning(i) ? JS_SPAWN(i, allParsed) : ''));
   for (let i = 0; i < counts.py; i++) write(`pkg/m${i % 40}/f${i}.py`, pyBody(i, lines) + (spawning(i) ? PY_SPAWN(i) : ''));
   return { dir, files, bytes };
 }
@@ -84,7 +86,8 @@ function median(values: number[]): number {
 
 const scenarios = [
   { name: 'typical (10% of files spawn)', tree: generate('typical', { js: 1500, ts: 1500, py: 2000 }, 0.1, 150) },
-  { name: 'worst case (every file parsed)', tree: generate('parsed', { js: 1000, ts: 1000, py: 1000 }, 1, 150) },
+  { name: 'parse-heavy (all Python, 10% of JS/TS parsed)', tree: generate('heavy', { js: 1000, ts: 1000, py: 1000 }, 1, 150) },
+  { name: 'worst case (every file parsed)', tree: generate('parsed', { js: 1000, ts: 1000, py: 1000 }, 1, 150, true) },
 ];
 
 const rows: Array<Record<string, number | string>> = [];

@@ -26,13 +26,51 @@ interface SyntaxNode {
   namedChildren: Array<SyntaxNode | null>;
   childForFieldName(name: string): SyntaxNode | null;
   childrenForFieldName(name: string): Array<SyntaxNode | null>;
+  descendantsOfType(type: string): Array<SyntaxNode | null>;
+  startIndex: number;
+  walk(): TreeCursor;
+}
+/** A cursor reads a node's type, field and offsets without building a JavaScript object for it. */
+interface TreeCursor {
+  readonly nodeType: string;
+  readonly nodeIsNamed: boolean;
+  readonly currentFieldId: number;
+  readonly currentNode: SyntaxNode;
+  readonly startIndex: number;
+  readonly endIndex: number;
+  readonly startPosition: Point;
+  readonly endPosition: Point;
+  gotoFirstChild(): boolean;
+  gotoNextSibling(): boolean;
+  gotoParent(): boolean;
+  delete(): void;
+}
+interface Grammar {
+  fieldIdForName(name: string): number | null;
+}
+interface Parser {
+  setLanguage(language: Grammar): void;
+  parse(text: string): { rootNode: SyntaxNode; delete(): void } | null;
 }
 interface TreeSitter {
-  Parser: { init(): Promise<void>; new (): { setLanguage(language: unknown): void; parse(text: string): { rootNode: SyntaxNode; delete(): void } | null } };
-  Language: { load(bytes: Uint8Array): Promise<unknown> };
+  Parser: { init(): Promise<void>; new (): Parser };
+  Language: { load(bytes: Uint8Array): Promise<Grammar> };
 }
 
-let parserReady: Promise<{ parse(text: string): { rootNode: SyntaxNode; delete(): void } | null }> | undefined;
+/** Field ids of the grammar, so the cursor walk compares numbers instead of asking for names. */
+interface Fields {
+  function: number;
+  value: number;
+  name: number;
+  key: number;
+  left: number;
+  right: number;
+  type: number;
+  object: number;
+  attribute: number;
+}
+
+let parserReady: Promise<{ parser: Parser; fields: Fields }> | undefined;
 
 function pythonParser() {
   parserReady ??= (async () => {
@@ -43,7 +81,23 @@ function pythonParser() {
     const language = await treeSitter.Language.load(grammar);
     const parser = new treeSitter.Parser();
     parser.setLanguage(language);
-    return parser;
+    const field = (name: string): number => {
+      const id = language.fieldIdForName(name);
+      if (id === null) throw new Error(`the Python grammar has no field '${name}'`);
+      return id;
+    };
+    const fields: Fields = {
+      function: field('function'),
+      value: field('value'),
+      name: field('name'),
+      key: field('key'),
+      left: field('left'),
+      right: field('right'),
+      type: field('type'),
+      object: field('object'),
+      attribute: field('attribute'),
+    };
+    return { parser, fields };
   })();
   return parserReady;
 }
@@ -100,29 +154,110 @@ function optionDetaches(name: string | undefined, value: SyntaxNode): boolean {
 }
 
 export async function analysePython(text: string): Promise<RawFinding[]> {
-  const parser = await pythonParser();
+  const { parser, fields } = await pythonParser();
   const tree = parser.parse(text);
   if (!tree) {
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
   try {
-    return new PythonFileAnalysis().run(tree.rootNode);
+    return new PythonFileAnalysis(text, fields).run(tree.rootNode);
   } finally {
     tree.delete(); // the tree lives in WebAssembly memory, outside the garbage collector's reach
   }
 }
 
+/** Option names (keywords, dict keys, subscripts) that can detach or carry detach flags. */
+const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
+const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
+/** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
+const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB/;
+/**
+ * Text that every reportable shape holds within its own node: import statements (they change
+ * what names mean), the owners of command runners, and the option, member, helper and flag
+ * names. A subtree holding none of these can report nothing and import nothing, so the walk
+ * skips it. Two more kinds of trigger are added per file: local names bound to watched modules,
+ * as the imports that bind them are read, and every concatenated string, whose parts can split
+ * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
+ */
+const TRIGGERS =
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+/**
+ * A concatenated string can only spell an option name if one of its parts is a string holding
+ * just the start of that name (`"start_new_"`): files without such a string skip the search.
+ */
+const OPTION_NAME_START = new RegExp(
+  `["'](?:${[...new Set([...OPTION_NAMES].flatMap((name) => Array.from(name, (_, i) => name.slice(0, i + 1))))].join('|')})["']`,
+);
+/** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
+const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
+
+/** Start offsets of every match of `pattern` in `text`, overlapping ones included, ascending. */
+function matchStarts(pattern: RegExp, text: string): number[] {
+  const starts: number[] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    starts.push(match.index);
+    pattern.lastIndex = match.index + 1;
+  }
+  return starts;
+}
+
+// The walk goes over the tree with a TreeCursor and builds a JavaScript node object only where a
+// rule could fire. Building one for every node (namedChildren, childForFieldName) cost more than
+// the parse itself. Each shortcut below is a cheap test that is false only when the exact check
+// (which then runs on real node objects, as before) could not report anything.
 class PythonFileAnalysis {
   /** Local name -> module it is bound to (`import os as _os`). */
   private readonly modules = new Map<string, string>();
   /** Local name -> qualified name imported under it (`from os import setsid as s`). */
   private readonly names = new Map<string, string>();
   private readonly findings: RawFinding[] = [];
-  private readonly enclosingCalls: SyntaxNode[] = [];
+  /** First and last row of each call being visited, innermost last. */
+  private readonly enclosingCalls: Array<[number, number]> = [];
+  /** Whether a bare identifier can be reported: a detaching name was imported, or a flag is named. */
+  private identifiersMatter: boolean;
+
+  constructor(
+    private readonly text: string,
+    private readonly fields: Fields,
+  ) {
+    this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
+    this.triggers = matchStarts(TRIGGERS, text);
+  }
+
+  /** Sorted start offsets of TRIGGERS (and of watched local names) in the text. */
+  private triggers: number[];
+
+  /** Whether the cursor's node holds a trigger, i.e. visiting it could matter. */
+  private mayMatter(cursor: TreeCursor): boolean {
+    const start = cursor.startIndex;
+    let low = 0;
+    let high = this.triggers.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.triggers[middle] as number) < start) low = middle + 1;
+      else high = middle;
+    }
+    return low < this.triggers.length && (this.triggers[low] as number) < cursor.endIndex;
+  }
+
+  /** Makes every use of a local name bound to a watched module a trigger. */
+  private watch(local: string, target: string): void {
+    if (!WATCHED_MODULES.has(target.split('.')[0] as string)) return;
+    const escaped = local.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const uses = matchStarts(new RegExp(`(?<!\\w)${escaped}(?!\\w)`, 'g'), this.text);
+    this.triggers = [...this.triggers, ...uses].sort((a, b) => a - b);
+  }
 
   run(root: SyntaxNode): RawFinding[] {
     if (root.hasError) this.reportParseError(root);
-    this.visit(root);
+    const concatenated = OPTION_NAME_START.test(this.text) ? root.descendantsOfType('concatenated_string') : [];
+    if (concatenated.length > 0) {
+      for (const node of concatenated) if (node) this.triggers.push(node.startIndex);
+      this.triggers.sort((a, b) => a - b);
+    }
+    this.visitNode(root);
     return this.findings;
   }
 
@@ -139,7 +274,7 @@ class PythonFileAnalysis {
 
   private qualify(node: SyntaxNode | null): string | undefined {
     if (!node) return undefined;
-    if (node.type === 'identifier') return this.names.get(node.text) ?? this.modules.get(node.text) ?? node.text;
+    if (node.type === 'identifier') return this.qualifyName(node.text);
     if (node.type === 'attribute') {
       const owner = this.qualify(node.childForFieldName('object'));
       const member = node.childForFieldName('attribute')?.text;
@@ -148,60 +283,223 @@ class PythonFileAnalysis {
     return undefined;
   }
 
-  private visitChildren(node: SyntaxNode): void {
-    for (const child of node.namedChildren) if (child) this.visit(child);
+  private qualifyName(name: string): string {
+    return this.names.get(name) ?? this.modules.get(name) ?? name;
   }
 
-  private visit(node: SyntaxNode): void {
-    switch (node.type) {
+  private textAt(cursor: TreeCursor): string {
+    return this.text.slice(cursor.startIndex, cursor.endIndex);
+  }
+
+  /** Visits a node reached as an object (the rare paths), through a cursor of its own. */
+  private visitNode(node: SyntaxNode): void {
+    const cursor = node.walk();
+    try {
+      this.visit(cursor);
+    } finally {
+      cursor.delete();
+    }
+  }
+
+  /** Visits the named children of the cursor's node; the cursor ends where it started. */
+  private visitChildren(cursor: TreeCursor): void {
+    if (!cursor.gotoFirstChild()) return;
+    do {
+      if (cursor.nodeIsNamed) this.visit(cursor);
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
+  }
+
+  /** Visits the cursor's node; the cursor ends where it started. */
+  private visit(cursor: TreeCursor): void {
+    if (!this.mayMatter(cursor)) return;
+    switch (cursor.nodeType) {
       case 'import_statement':
-        return this.collectImport(node);
+        return this.collectImport(cursor.currentNode);
       case 'import_from_statement':
-        return this.collectFromImport(node);
+        return this.collectFromImport(cursor.currentNode);
       case 'call':
-        this.checkCall(node);
-        this.enclosingCalls.push(node);
-        this.visitChildren(node);
-        this.enclosingCalls.pop();
-        return;
-      case 'keyword_argument': {
-        const name = node.childForFieldName('name')?.text;
-        const value = node.childForFieldName('value');
-        if (!value) return;
-        if (optionDetaches(name, value)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
-        if (name === 'creationflags') this.checkFlagLiterals(value);
-        return this.visit(value);
-      }
-      case 'pair': {
-        const key = node.childForFieldName('key');
-        const value = node.childForFieldName('value');
-        const name = key ? stringValue(key) : undefined;
-        if (value && optionDetaches(name, value)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
-        if (value && name === 'creationflags') this.checkFlagLiterals(value);
-        return this.visitChildren(node);
-      }
+        return this.visitCall(cursor);
+      case 'keyword_argument':
+        return this.visitKeywordArgument(cursor);
+      case 'pair':
+        return this.visitPair(cursor);
       case 'assignment':
       case 'augmented_assignment':
-        return this.checkAssignment(node);
-      case 'attribute': {
-        const rule = DETACHING_NAMES.get(this.qualify(node) ?? '');
-        const member = node.childForFieldName('attribute')?.text ?? '';
-        if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
-        else if (WINDOWS_FLAGS.has(member)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
-        const owner = node.childForFieldName('object');
-        if (owner) this.visit(owner);
-        return;
-      }
-      case 'identifier': {
-        const imported = this.names.get(node.text);
-        const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
-        if (rule) this.report(node, rule, `\`${node.text}\` (${imported}) starts a new session or group`);
-        else if (WINDOWS_FLAGS.has(node.text)) this.report(node, 'py-windows-detach', `\`${node.text}\` detaches the child from its owner on Windows`);
-        return;
-      }
+        return this.visitAssignment(cursor);
+      case 'attribute':
+        return this.visitAttribute(cursor);
+      case 'identifier':
+        return this.visitIdentifier(cursor);
       default:
-        return this.visitChildren(node);
+        return this.visitChildren(cursor);
     }
+  }
+
+  private visitCall(cursor: TreeCursor): void {
+    const { member, qualified } = this.callee(cursor);
+    if ((member !== undefined && (DETACH_HELPERS.has(member) || member === 'setdefault')) || COMMAND_RUNNERS.test(qualified)) {
+      this.checkCall(cursor.currentNode);
+    }
+    this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
+    this.visitChildren(cursor);
+    this.enclosingCalls.pop();
+  }
+
+  /**
+   * The callee's member name (as checkCall reads it) and its qualified name where that could be
+   * a command runner. COMMAND_RUNNERS names have exactly two parts, so an attribute whose object
+   * is not a plain identifier (three parts or more, or none) can never match and gets ''.
+   */
+  private callee(cursor: TreeCursor): { member: string | undefined; qualified: string } {
+    let member: string | undefined;
+    let qualified = '';
+    if (!cursor.gotoFirstChild()) return { member, qualified };
+    do {
+      if (cursor.currentFieldId !== this.fields.function) continue;
+      const type = cursor.nodeType;
+      if (type === 'identifier') {
+        member = this.textAt(cursor);
+        qualified = this.qualifyName(member);
+      } else if (type === 'attribute') {
+        let owner: string | undefined;
+        let ownerIsName = false;
+        if (cursor.gotoFirstChild()) {
+          do {
+            const field = cursor.currentFieldId;
+            if (field === this.fields.object && owner === undefined) {
+              ownerIsName = cursor.nodeType === 'identifier';
+              owner = ownerIsName ? this.qualifyName(this.textAt(cursor)) : '';
+            } else if (field === this.fields.attribute && member === undefined) {
+              member = this.textAt(cursor);
+            }
+          } while (cursor.gotoNextSibling());
+          cursor.gotoParent();
+        }
+        qualified = ownerIsName && owner && member ? `${owner}.${member}` : '';
+      } else {
+        member = this.textAt(cursor);
+      }
+      break;
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
+    return { member, qualified };
+  }
+
+  private visitKeywordArgument(cursor: TreeCursor): void {
+    let name: string | undefined;
+    let hasValue = false;
+    if (!cursor.gotoFirstChild()) return;
+    do {
+      const field = cursor.currentFieldId;
+      if (field === this.fields.value) {
+        hasValue = true;
+        break;
+      }
+      if (field === this.fields.name && name === undefined) name = this.textAt(cursor);
+    } while (cursor.gotoNextSibling());
+    const exact = hasValue && name !== undefined && OPTION_NAMES.has(name);
+    if (hasValue && !exact) this.visit(cursor);
+    cursor.gotoParent();
+    if (exact) this.checkKeywordArgument(cursor.currentNode);
+  }
+
+  private checkKeywordArgument(node: SyntaxNode): void {
+    const name = node.childForFieldName('name')?.text;
+    const value = node.childForFieldName('value');
+    if (!value) return;
+    if (optionDetaches(name, value)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
+    if (name === 'creationflags') this.checkFlagLiterals(value);
+    this.visitNode(value);
+  }
+
+  private visitPair(cursor: TreeCursor): void {
+    // Only a string key can name an option; a plain string's value is its own text less the
+    // quotes, so it holds the option's name verbatim. Concatenated keys always go the exact way.
+    let exact = false;
+    if (cursor.gotoFirstChild()) {
+      do {
+        if (cursor.currentFieldId !== this.fields.key) continue;
+        const type = cursor.nodeType;
+        exact = type === 'concatenated_string' || (type === 'string' && OPTION_WORDS.test(this.textAt(cursor)));
+        break;
+      } while (cursor.gotoNextSibling());
+      cursor.gotoParent();
+    }
+    if (exact) this.checkPair(cursor.currentNode);
+    this.visitChildren(cursor);
+  }
+
+  private checkPair(node: SyntaxNode): void {
+    const key = node.childForFieldName('key');
+    const value = node.childForFieldName('value');
+    const name = key ? stringValue(key) : undefined;
+    if (value && optionDetaches(name, value)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
+    if (value && name === 'creationflags') this.checkFlagLiterals(value);
+  }
+
+  private visitAttribute(cursor: TreeCursor): void {
+    // The member is the attribute's last token, so its text ends with the member's name.
+    if (DETACHING_MEMBER.test(this.textAt(cursor))) {
+      const node = cursor.currentNode;
+      const rule = DETACHING_NAMES.get(this.qualify(node) ?? '');
+      const member = node.childForFieldName('attribute')?.text ?? '';
+      if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
+      else if (WINDOWS_FLAGS.has(member)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
+    }
+    if (!cursor.gotoFirstChild()) return;
+    do {
+      if (cursor.currentFieldId === this.fields.object) {
+        this.visit(cursor);
+        break;
+      }
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
+  }
+
+  private visitIdentifier(cursor: TreeCursor): void {
+    if (!this.identifiersMatter) return;
+    const name = this.textAt(cursor);
+    const imported = this.names.get(name);
+    const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
+    if (rule) this.report(cursor.currentNode, rule, `\`${name}\` (${imported}) starts a new session or group`);
+    else if (WINDOWS_FLAGS.has(name)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
+  }
+
+  private visitAssignment(cursor: TreeCursor): void {
+    if (!cursor.gotoFirstChild()) return;
+    // kw["start_new_session"] = True: the left side comes first.
+    let subscriptTarget = false;
+    do {
+      if (cursor.currentFieldId === this.fields.left) {
+        subscriptTarget = cursor.nodeType === 'subscript';
+        break;
+      }
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
+    if (subscriptTarget) this.checkSubscriptAssignment(cursor.currentNode);
+    // A definition such as `DETACHED_PROCESS = 0x8` is not a use; its uses are reported. The
+    // parts are visited in source order (left, type, right); findings are sorted by position
+    // later, and no import can sit inside an assignment, so the order changes nothing.
+    if (!cursor.gotoFirstChild()) return;
+    const seen = new Set<number>();
+    do {
+      const field = cursor.currentFieldId;
+      if ((field !== this.fields.left && field !== this.fields.right && field !== this.fields.type) || seen.has(field)) continue;
+      seen.add(field);
+      if (field !== this.fields.left || cursor.nodeType !== 'identifier') this.visit(cursor);
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
+  }
+
+  private checkSubscriptAssignment(node: SyntaxNode): void {
+    const left = node.childForFieldName('left');
+    const right = node.childForFieldName('right');
+    if (left?.type !== 'subscript' || !right) return;
+    const index = left.childForFieldName('subscript');
+    const name = index ? stringValue(index) : undefined;
+    if (optionDetaches(name, right)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
+    if (name === 'creationflags') this.checkFlagLiterals(right);
   }
 
   private collectImport(node: SyntaxNode): void {
@@ -212,7 +510,10 @@ class PythonFileAnalysis {
       } else if (child?.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text;
         const alias = child.childForFieldName('alias')?.text;
-        if (name && alias) this.modules.set(alias, name);
+        if (name && alias) {
+          this.modules.set(alias, name);
+          this.watch(alias, name);
+        }
       }
     }
   }
@@ -221,30 +522,19 @@ class PythonFileAnalysis {
     const module = node.childForFieldName('module_name');
     if (!module || module.type !== 'dotted_name') return; // relative imports are the project's own code
     for (const child of node.childrenForFieldName('name')) {
-      if (child?.type === 'dotted_name') this.names.set(child.text, `${module.text}.${child.text}`);
+      if (child?.type === 'dotted_name') this.bindName(child.text, `${module.text}.${child.text}`);
       else if (child?.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text;
         const alias = child.childForFieldName('alias')?.text;
-        if (name && alias) this.names.set(alias, `${module.text}.${name}`);
+        if (name && alias) this.bindName(alias, `${module.text}.${name}`);
       }
     }
   }
 
-  private checkAssignment(node: SyntaxNode): void {
-    const left = node.childForFieldName('left');
-    const right = node.childForFieldName('right');
-    // kw["start_new_session"] = True
-    if (left?.type === 'subscript' && right) {
-      const index = left.childForFieldName('subscript');
-      const name = index ? stringValue(index) : undefined;
-      if (optionDetaches(name, right)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
-      if (name === 'creationflags') this.checkFlagLiterals(right);
-    }
-    // A definition such as `DETACHED_PROCESS = 0x8` is not a use; its uses are reported.
-    if (left && left.type !== 'identifier') this.visit(left);
-    if (right) this.visit(right);
-    const type = node.childForFieldName('type');
-    if (type) this.visit(type);
+  private bindName(local: string, qualified: string): void {
+    this.names.set(local, qualified);
+    if (DETACHING_NAMES.has(qualified)) this.identifiersMatter = true;
+    this.watch(local, qualified);
   }
 
   private checkCall(node: SyntaxNode): void {
@@ -288,7 +578,7 @@ class PythonFileAnalysis {
   private report(node: SyntaxNode, rule: RuleId, message: string, severity: RawFinding['severity'] = 'error'): void {
     const call = this.enclosingCalls[this.enclosingCalls.length - 1];
     const spans: Array<[number, number]> = [[node.startPosition.row + 1, node.endPosition.row + 1]];
-    if (call) spans.push([call.startPosition.row + 1, call.endPosition.row + 1]);
+    if (call) spans.push(call);
     this.findings.push({ rule, severity, line: node.startPosition.row + 1, column: node.startPosition.column + 1, message, spans });
   }
 }
