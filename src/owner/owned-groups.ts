@@ -14,7 +14,7 @@ import {
   isProcessAlive,
   liveMemberCounts,
   ownProcessGroupId,
-  processStartTime,
+  groupLeaderIdentity,
   signalGroup,
   type ProcessMark,
 } from '../sys/processes.js';
@@ -131,8 +131,14 @@ function pruneGone(options: { except?: number; thorough?: boolean } = {}): void 
   for (const [pgid, startTime] of [...owned]) {
     if (pgid === options.except) continue;
     const probe = signalGroup(pgid, 0);
-    if (probe === 'gone') forget(pgid);
-    else if (options.thorough && probe === 'sent' && !isProcessAlive(pgid, startTime)) leaderless.push(pgid);
+    if (probe === 'gone') {
+      forget(pgid);
+      continue;
+    }
+    if (!options.thorough || probe !== 'sent') continue;
+    // A recycled number is not our group, however alive it is.
+    if (checkGroupIdentity(pgid, startTime) !== 'ours') forget(pgid);
+    else if (!isProcessAlive(pgid, startTime)) leaderless.push(pgid);
   }
   if (leaderless.length > 0) {
     for (const [pgid, live] of liveMemberCounts(leaderless)) if (live === 0) forget(pgid);
@@ -180,15 +186,22 @@ export function spawnOwned(
   // The supervisor exists before the child does, so the token sweep covers the spawn gap.
   supervisor().ensure();
   const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
-  // detached-spawn: ok — this is the owned-spawn helper; the group is registered just below.
-  const child = spawn(command, args, { ...options, env, detached: true });
+  let child: ChildProcess;
+  try {
+    // detached-spawn: ok — this is the owned-spawn helper; the group is registered just below.
+    child = spawn(command, args, { ...options, env, detached: true });
+  } catch (error) {
+    // Bad arguments throw as they would from spawn; the supervisor started for them goes.
+    settle();
+    throw error;
+  }
   const pid = child.pid;
   if (pid === undefined) {
     // The spawn failed (ENOENT, EACCES...): the 'error' event tells the caller; nothing to own.
     settle();
     return child;
   }
-  register(pid, processStartTime(pid));
+  register(pid, groupLeaderIdentity(pid));
   child.once('exit', () => {
     // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
     // once nothing is left.
@@ -222,7 +235,7 @@ export function ownProcessGroup(pgid: number): boolean {
     );
     return false;
   }
-  register(pgid, processStartTime(pgid));
+  register(pgid, groupLeaderIdentity(pgid));
   return true;
 }
 

@@ -158,7 +158,9 @@ export class SupervisorLink {
     if (this.child !== child) return;
     this.child = undefined;
     child.stdin?.destroy();
-    if (code !== undefined && code !== null && PERMANENT_EXITS.has(code)) {
+    // A broken pipe may be noticed before the exit event: the exit code may already be known.
+    code ??= child.exitCode;
+    if (code !== null && PERMANENT_EXITS.has(code)) {
       this.warn(`the death supervisor refused to run (exit ${code}); owned groups are unguarded`);
       return;
     }

@@ -59,9 +59,19 @@ export function processGroupOf(pid: number): number | undefined {
   }
 }
 
-/** The start time of a process (Linux), or undefined when gone or not knowable here. */
-export function processStartTime(pid: number): number | undefined {
-  return hasProcfs() ? readProcStat(pid)?.startTime : undefined;
+/**
+ * Start time recorded for a group whose leader was already gone when it was named: no real
+ * process has it, so any process found later at pid == pgid is a stranger.
+ */
+export const LEADER_ALREADY_GONE = 0;
+
+/**
+ * The identity to record for a group: its leader's start time (Linux), LEADER_ALREADY_GONE when
+ * procfs shows no leader, or undefined where the platform cannot tell.
+ */
+export function groupLeaderIdentity(pgid: number): number | undefined {
+  if (!hasProcfs()) return undefined;
+  return readProcStat(pgid)?.startTime ?? LEADER_ALREADY_GONE;
 }
 
 /**
@@ -107,7 +117,8 @@ export function liveMemberCounts(pgids: Iterable<number>): Map<number, number> {
  * Whether `pgid` is still the group that was registered with leader start time `startTime`:
  * - 'ours'  the leader is the recorded process (zombie or not), or the leader is gone and
  *           members remain (a group number is not reused while any member lives);
- * - 'stale' the leader's pid now names another process: the number was recycled;
+ * - 'stale' the leader's pid now names another process: the number was recycled (with
+ *           LEADER_ALREADY_GONE recorded, any process at that pid is another one);
  * - 'gone'  nothing is left of the group.
  * Without procfs or a recorded start time, a group that answers a probe is taken as ours.
  */

@@ -123,16 +123,33 @@ export class JsonLines {
   }
 }
 
-/** Resolves with the exit code and signal of a child, or rejects after the budget. */
-export function exited(child: ChildProcess, budgetMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  }
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`pid ${child.pid} did not exit within ${budgetMs} ms`)), budgetMs);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal });
+/**
+ * Resolves with the exit code and signal of a child, or rejects after the budget. The exit event
+ * can come before the last output does, so it then waits (briefly: a grandchild, such as a death
+ * supervisor, may hold the pipe open) for the child's piped stdout and stderr to end.
+ */
+export async function exited(
+  child: ChildProcess,
+  budgetMs = 15_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const streams = [child.stdout, child.stderr].filter((stream) => stream !== null && !stream.readableEnded);
+  const drained = Promise.all(
+    streams.map((stream) => new Promise<void>((resolve) => {
+      stream!.once('end', resolve);
+      stream!.once('close', resolve);
+    })),
+  );
+  if (child.exitCode === null && child.signalCode === null) {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`pid ${child.pid} did not exit within ${budgetMs} ms`)), budgetMs);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
-  });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, 250)))]);
+  clearTimeout(timer);
+  return { code: child.exitCode, signal: child.signalCode };
 }

@@ -162,3 +162,9 @@ test('a group that empties with no event reaching us is forgotten, and the super
   assert.ok(await waitUntil(() => supervisorPid() === undefined, 12_000), 'the emptied group was never forgotten');
   assert.ok(await waitForGone([supervisor], 5000));
 });
+
+test('spawnOwned throws what spawn throws for bad options, and leaves no supervisor behind', () => {
+  assert.equal(ownedProcessGroups().length, 0);
+  assert.throws(() => spawnOwned('sleep', ['1'], { stdio: 'bogus' as never }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.equal(supervisorPid(), undefined);
+});

@@ -17,11 +17,16 @@ test('a recycled process-group number is never signalled', { skip: canUnshare ? 
       env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
     });
     const lines = new JsonLines(run);
-    const result = await lines.next<{ victim: number; stranger: number; strangerAlive: boolean; controlAlive: boolean; error?: string }>(20_000);
+    const result = await lines.next<{
+      victim: number; stranger: number; strangerAlive: boolean; leaderless: number; leaderlessStranger: number;
+      leaderlessStrangerAlive: boolean; controlAlive: boolean; error?: string;
+    }>(20_000);
     assert.equal(result.error, undefined);
     assert.equal(result.stranger, result.victim, 'the stranger got the registered number');
+    assert.equal(result.leaderlessStranger, result.leaderless, 'the second stranger got the leaderless group number');
     assert.equal(result.controlAlive, false, 'the live registered group was reaped');
     assert.equal(result.strangerAlive, true, 'the stranger with the recycled number was signalled');
+    assert.equal(result.leaderlessStrangerAlive, true, 'the stranger with a leaderless group number was signalled');
     assert.equal((await exited(run)).code, 0);
   } finally {
     await killMarked(mark);
