@@ -23,6 +23,11 @@ async function exercise(client: Client): Promise<void> {
   assert.equal(content[0]?.text, 'Echo: hi from leash');
 }
 
+/** An owned transport to the wrapped server, with the test's mark (and any extra env). */
+function ownedServer(mark: string, graces: { eofGraceMs: number; graceMs: number }, env: Record<string, string> = {}) {
+  return new OwnedStdioClientTransport({ ...wrappedServer(), env: { LEASH_TEST_MARK: mark, ...env }, stderr: 'pipe', ...graces });
+}
+
 /** Keeps the server busy for minutes, so that stdin's end alone does not make it leave. */
 function keepBusy(client: Client): void {
   client
@@ -35,13 +40,7 @@ function keepBusy(client: Client): void {
 test('close() leaves no process of the server group, busy server behind sh -c and a launcher', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
-  const transport = new OwnedStdioClientTransport({
-    ...wrappedServer(),
-    env: { LEASH_TEST_MARK: mark },
-    stderr: 'pipe',
-    eofGraceMs: 200,
-    graceMs: 2000,
-  });
+  const transport = ownedServer(mark, { eofGraceMs: 200, graceMs: 2000 });
   const tree = new TreeReport(transport.stderr);
   const client = new Client({ name: 'leash-test', version: '0.0.0' });
   let closedEvents = 0;
@@ -77,13 +76,7 @@ test('close() leaves no process of the server group, busy server behind sh -c an
 test('a server that leaves on EOF is closed without waiting out the graces', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
-  const transport = new OwnedStdioClientTransport({
-    ...wrappedServer(),
-    env: { LEASH_TEST_MARK: mark },
-    stderr: 'pipe',
-    eofGraceMs: 10_000,
-    graceMs: 10_000,
-  });
+  const transport = ownedServer(mark, { eofGraceMs: 10_000, graceMs: 10_000 });
   const client = new Client({ name: 'leash-test', version: '0.0.0' });
   await client.connect(transport);
   await exercise(client);
@@ -98,13 +91,7 @@ test('close() KILLs a member that ignores SIGTERM once the grace is over', async
   const mark = newMark();
   t.after(() => killMarked(mark));
   const graceMs = 600;
-  const transport = new OwnedStdioClientTransport({
-    ...wrappedServer(),
-    env: { LEASH_TEST_MARK: mark, LEASH_TEST_IGNORE_TERM: '1' },
-    stderr: 'pipe',
-    eofGraceMs: 100,
-    graceMs,
-  });
+  const transport = ownedServer(mark, { eofGraceMs: 100, graceMs }, { LEASH_TEST_IGNORE_TERM: '1' });
   const tree = new TreeReport(transport.stderr);
   const client = new Client({ name: 'leash-test', version: '0.0.0' });
   await client.connect(transport);
