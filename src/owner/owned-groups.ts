@@ -8,18 +8,19 @@ import {
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_GRACE_MS, OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
 import { isSpared } from '../supervisor/teardown.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
   checkGroupIdentity,
-  findEnvironmentCarriers,
   isProcessAlive,
-  liveMemberCounts,
   ownProcessGroupId,
   groupLeaderIdentity,
   signalGroup,
   type ProcessMark,
 } from '../sys/processes.js';
-import { waitUntil } from '../sys/wait.js';
+import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
+import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
+import { graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -46,6 +47,15 @@ function supervisorGraceMs(): number {
   return DEFAULT_GRACE_MS;
 }
 
+/**
+ * Whether processes carrying our token may live outside every owned group (setsid escapees):
+ * 'unknown' from the first spawn until a scan has looked, 'none' or 'some' after one.
+ */
+let strays: 'none' | 'unknown' | 'some' = 'none';
+/** Bumped by every spawn: a scan that started before one cannot vouch for 'none'. */
+let spawnGeneration = 0;
+let strayScan: Promise<void> | undefined;
+
 function supervisor(): SupervisorLink {
   link ??= new SupervisorLink({
     ownerToken: ownerTokenValue(),
@@ -54,35 +64,56 @@ function supervisor(): SupervisorLink {
       ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
       ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
     ],
-    needed: () => owned.size > 0 || strayCarriers().length > 0,
+    needed: () => owned.size > 0 || strays !== 'none',
   });
   return link;
 }
 
 /**
- * Live processes carrying our token outside every group we let go: descendants that left
- * their group with setsid, whose group may be long gone. Linux only; reads every environ.
+ * Looks for live processes carrying our token outside every owned group and every group we let
+ * go: descendants that left their group with setsid, whose group may be long gone. Reads every
+ * environ on the machine, a slice at a time (Linux only); one scan at a time.
  */
-function strayCarriers(): ProcessMark[] {
-  return findEnvironmentCarriers(`${OWNER_TOKEN_VARIABLE}=${ownerTokenValue()}`).filter(
-    (mark) => !owned.has(mark.pgid) && !isSpared(mark.pgid, disowned),
-  );
+function scanForStrays(): Promise<void> {
+  strayScan ??= (async () => {
+    const generation = spawnGeneration;
+    let found: ProcessMark[] | undefined;
+    try {
+      found = await findEnvironmentCarriersInSlices(`${OWNER_TOKEN_VARIABLE}=${ownerTokenValue()}`);
+    } catch {
+      found = undefined;
+    }
+    const some = found === undefined || found.some((mark) => !owned.has(mark.pgid) && !isSpared(mark.pgid, disowned));
+    if (some) strays = 'some';
+    else if (generation === spawnGeneration) strays = 'none';
+  })().finally(() => {
+    strayScan = undefined;
+  });
+  return strayScan;
 }
 
 /**
  * Nothing is owned any more: release the supervisor, unless token carriers outlived their
  * groups. Those stay guarded (the supervisor sweeps them if we die) and are looked at again on
- * the prune tick.
+ * the prune tick. Whether any are left is known without a scan only when no child was spawned
+ * since the last one.
  */
 function settle(): void {
   if (owned.size > 0) return;
-  if (link?.pid !== undefined && strayCarriers().length > 0) {
-    startPruning();
+  if (link?.pid === undefined || strays === 'none') {
+    stopPruning();
+    void link?.release();
     return;
   }
-  clearInterval(pruneTimer);
-  pruneTimer = undefined;
-  void link?.release();
+  void scanForStrays().then(() => {
+    if (owned.size > 0) return;
+    if (strays === 'none') {
+      stopPruning();
+      void link?.release();
+    } else {
+      startPruning();
+    }
+  });
 }
 
 /** The pid of this owner's death supervisor while one runs. */
@@ -93,24 +124,41 @@ export function supervisorPid(): number | undefined {
 /**
  * Groups can empty without any event reaching us (a leaderless group's last member exits, or a
  * group handed to ownProcessGroup ends). A slow, unref'd check forgets them, so an owner whose
- * children are all gone releases its supervisor. One signal-0 probe per group per tick.
+ * children are all gone releases its supervisor. Done in slices: the event loop is never held
+ * for more than a slice.
  */
 const PRUNE_INTERVAL_MS = 5000;
+/** Groups looked at per slice of the prune before the event loop gets a turn. */
+const PRUNE_SLICE = 64;
 let pruneTimer: NodeJS.Timeout | undefined;
+let pruning = false;
 
 function startPruning(): void {
   if (pruneTimer) return;
   pruneTimer = setInterval(() => {
-    pruneGone({ thorough: true });
-    settle();
+    if (pruning) return;
+    pruning = true;
+    void pruneThoroughly()
+      .catch(() => {})
+      .finally(() => {
+        pruning = false;
+        settle();
+      });
   }, PRUNE_INTERVAL_MS);
   pruneTimer.unref();
+}
+
+function stopPruning(): void {
+  clearInterval(pruneTimer);
+  pruneTimer = undefined;
 }
 
 function register(pgid: number, startTime: number | undefined): void {
   owned.set(pgid, startTime);
   disowned.delete(pgid);
-  pruneGone({ except: pgid });
+  // A couple of probes per registration keep the set from filling with gone groups between
+  // prune ticks, at a cost that does not grow with the set.
+  pruneSome(2, pgid);
   supervisor().send({ verb: 'register', pgid, startTime });
   startPruning();
 }
@@ -121,32 +169,58 @@ function forget(pgid: number): void {
   settle();
 }
 
+/** Where pruneSome goes on from: a live iterator over the owned set. */
+let pruneCursor: Iterator<number> | undefined;
+
+/** Probes the next `count` owned groups (round-robin) and forgets those that are gone (ESRCH). */
+function pruneSome(count: number, except: number): void {
+  for (let i = 0; i < count; i += 1) {
+    let next = pruneCursor?.next();
+    if (!next || next.done) {
+      pruneCursor = owned.keys();
+      next = pruneCursor.next();
+      if (next.done) return;
+    }
+    if (next.value !== except && signalGroup(next.value, 0) === 'gone') forget(next.value);
+  }
+}
+
+/** Forgets every group the probe says is gone (ESRCH): one probe per group. */
+function pruneGone(): void {
+  for (const pgid of [...owned.keys()]) if (signalGroup(pgid, 0) === 'gone') forget(pgid);
+}
+
 /**
- * Forgets groups that are provably gone: the group probe says ESRCH, or (thorough, off the hot
- * path) the leader is gone and every member left is a zombie, which never runs again. Doubt,
- * such as EPERM, keeps a group.
+ * Forgets groups that are provably gone: the group probe says ESRCH, its number now names
+ * another group, or the leader is gone and every member left is a zombie (which never runs
+ * again). Doubt, such as EPERM, keeps a group.
  */
-function pruneGone(options: { except?: number; thorough?: boolean } = {}): void {
-  const leaderless: number[] = [];
+async function pruneThoroughly(): Promise<void> {
+  const leaderless = new Map<number, number | undefined>();
+  let looked = 0;
   for (const [pgid, startTime] of [...owned]) {
-    if (pgid === options.except) continue;
+    if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
+    // Re-registered or forgotten meanwhile: not the entry this pass is about.
+    if (!owned.has(pgid) || owned.get(pgid) !== startTime) continue;
     const probe = signalGroup(pgid, 0);
     if (probe === 'gone') {
       forget(pgid);
       continue;
     }
-    if (!options.thorough || probe !== 'sent') continue;
+    if (probe !== 'sent') continue;
     // A recycled number is not our group, however alive it is.
     if (checkGroupIdentity(pgid, startTime) !== 'ours') forget(pgid);
-    else if (!isProcessAlive(pgid, startTime)) leaderless.push(pgid);
+    else if (!isProcessAlive(pgid, startTime)) leaderless.set(pgid, startTime);
   }
-  if (leaderless.length > 0) {
-    for (const [pgid, live] of liveMemberCounts(leaderless)) if (live === 0) forget(pgid);
-  }
-  if (options.thorough) {
-    for (const [pgid, startTime] of [...disowned]) {
-      if (checkGroupIdentity(pgid, startTime) !== 'ours') disowned.delete(pgid);
+  if (leaderless.size > 0) {
+    for (const [pgid, live] of await liveMemberCountsInSlices(new Set(leaderless.keys()))) {
+      if (live === 0 && owned.has(pgid) && owned.get(pgid) === leaderless.get(pgid)) forget(pgid);
     }
+  }
+  looked = 0;
+  for (const [pgid, startTime] of [...disowned]) {
+    if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
+    if (disowned.get(pgid) === startTime && checkGroupIdentity(pgid, startTime) !== 'ours') disowned.delete(pgid);
   }
 }
 
@@ -201,6 +275,9 @@ export function spawnOwned(
     settle();
     return child;
   }
+  // From now on a process carries our token and may leave its group: only a scan can say otherwise.
+  strays = 'unknown';
+  spawnGeneration += 1;
   register(pid, groupLeaderIdentity(pid));
   child.once('exit', () => {
     // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
@@ -215,7 +292,7 @@ export function spawnOwned(
  * Returns false, with a warning, when the group does not exist or may not be signalled.
  */
 export function ownProcessGroup(pgid: number): boolean {
-  if (!Number.isSafeInteger(pgid)) throw new TypeError(`ownProcessGroup: expected a pgid, got ${String(pgid)}`);
+  if (!isGroupNumber(pgid)) throw new TypeError(`ownProcessGroup: expected a pgid, got ${String(pgid)}`);
   let ownPgid: number | undefined;
   try {
     ownPgid = ownProcessGroupId();
@@ -244,7 +321,7 @@ export function ownProcessGroup(pgid: number): boolean {
  * and the token sweep spares its members while the group is provably still that one.
  */
 export function releaseProcessGroup(pgid: number): boolean {
-  if (!owned.has(pgid)) return false;
+  if (!isGroupNumber(pgid) || !owned.has(pgid)) return false;
   const startTime = owned.get(pgid);
   owned.delete(pgid);
   disowned.delete(pgid);
@@ -262,53 +339,66 @@ export function ownedProcessGroups(): number[] {
 }
 
 export interface TerminateOptions {
-  /** How long the group has to exit after SIGTERM before SIGKILL (default 3000 ms). */
+  /**
+   * How long the group has to exit after SIGTERM before SIGKILL: default 3000 ms; clamped to
+   * 0..600000 (Infinity waits the most, 10 minutes); anything that is not a number, or NaN,
+   * means the default.
+   */
   graceMs?: number;
 }
 
 export interface TerminateResult {
-  /** The group that was acted on, if any. */
+  /** The group that was acted on, if any (undefined when the target names no group). */
   pgid: number | undefined;
   /** False when the target was not an owned group (nothing was signalled). */
   owned: boolean;
   /** True when members survived the grace and got SIGKILL. */
   escalated: boolean;
-  /** True when no member of the group runs any more. */
+  /** True when no member of the group runs any more (always true when the target names no group). */
   empty: boolean;
 }
 
+/** How long terminateOwned waits for a SIGKILLed group to empty. */
+const KILL_WAIT_MS = 2000;
+
 /**
  * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
- * the grace, and forgets the group. Never rejects.
+ * the grace, and forgets the group. Never rejects, whatever it is given: a target that is not a
+ * ChildProcess with a pid or a whole number (the rule ownProcessGroup applies) names no group.
+ * Waiting costs a probe and a stat read per group per check, shared by all callers.
  */
 export async function terminateOwned(
   target: ChildProcess | number,
   options: TerminateOptions = {},
 ): Promise<TerminateResult> {
-  const pgid = typeof target === 'number' ? target : target.pid;
-  const graceMs = Math.max(0, options.graceMs ?? DEFAULT_GRACE_MS);
-  if (pgid === undefined || !owned.has(pgid)) {
-    const empty = pgid === undefined || signalGroup(pgid, 0) === 'gone';
-    return { pgid, owned: false, escalated: false, empty };
+  const pgid = groupNumberOf(target);
+  const graceMs = graceFrom(options);
+  if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
+  if (!owned.has(pgid)) {
+    return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
   }
   const startTime = owned.get(pgid);
-  const isEmpty = () => (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0;
-  let escalated = false;
   if (checkGroupIdentity(pgid, startTime) !== 'ours') {
     // Gone, or its number now names someone else's group: either way nothing of ours is left.
     forget(pgid);
     return { pgid, owned: true, escalated: false, empty: true };
   }
+  let escalated = false;
+  let empty = false;
   try {
     signalGroup(pgid, 'SIGTERM');
-    if (!(await waitUntil(isEmpty, graceMs)) && checkGroupIdentity(pgid, startTime) === 'ours') {
-      escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
-      await waitUntil(isEmpty, 2000);
+    empty = await waitForGroupEmpty(pgid, graceMs);
+    if (!empty) {
+      if (checkGroupIdentity(pgid, startTime) === 'ours') {
+        escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
+        empty = await waitForGroupEmpty(pgid, KILL_WAIT_MS);
+      } else {
+        empty = true;
+      }
     }
   } catch {
     // Never into the caller; the state below tells what happened.
   }
-  const empty = isEmpty();
   if (empty) forget(pgid);
   return { pgid, owned: true, escalated, empty };
 }

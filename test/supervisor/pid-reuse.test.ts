@@ -9,10 +9,10 @@ import { SUPERVISOR_MAIN } from '../helpers/groups.js';
 const canUnshare =
   process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
 
-test('a recycled process-group number is never signalled', { skip: canUnshare ? false : 'needs root and unshare --pid' }, async () => {
+async function runPidReuse(mode: 'with start times' | 'bare'): Promise<void> {
   const mark = newMark();
   try {
-    const run = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, FIXTURES + 'pid-reuse.mjs', SUPERVISOR_MAIN], {
+    const run = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, FIXTURES + 'pid-reuse.mjs', SUPERVISOR_MAIN, mode === 'bare' ? 'bare' : 'full'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
     });
@@ -31,4 +31,11 @@ test('a recycled process-group number is never signalled', { skip: canUnshare ? 
   } finally {
     await killMarked(mark);
   }
-});
+}
+
+const skip = canUnshare ? false : 'needs root and unshare --pid';
+
+test('a recycled process-group number is never signalled', { skip }, () => runPidReuse('with start times'));
+
+test('`register <pgid>` without a start time: the supervisor records the leader itself, so a recycled number is spared', { skip }, () =>
+  runPidReuse('bare'));

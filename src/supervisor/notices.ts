@@ -1,0 +1,45 @@
+// The supervisor's messages on stderr, rate-limited: whatever the owner (or anyone holding the
+// pipe) sends, stderr gets at most a few lines a second, and a count of what was held back.
+import { openStderrWriter, type StderrWriter } from '../sys/nonblocking-stderr.js';
+
+/** Messages allowed per window; the rest are counted and summarised. */
+const BURST = 5;
+const WINDOW_MS = 1000;
+
+export class Notices {
+  private windowStart = 0;
+  private inWindow = 0;
+  private held = 0;
+
+  constructor(
+    private readonly out: StderrWriter = openStderrWriter(),
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Says `message` (one line, without the prefix) unless this window's quota is spent. */
+  say(message: string): void {
+    const now = this.now();
+    if (now - this.windowStart >= WINDOW_MS) {
+      this.windowStart = now;
+      this.inWindow = 0;
+    }
+    if (this.inWindow >= BURST) {
+      this.held += 1;
+      return;
+    }
+    this.inWindow += 1;
+    this.out.write(`leash supervise: ${this.takeHeld()}${message}\n`);
+  }
+
+  /** Reports messages still held back (at exit). */
+  flush(): void {
+    if (this.held > 0) this.out.write(`leash supervise: ${this.takeHeld().trimEnd()}\n`);
+  }
+
+  private takeHeld(): string {
+    if (this.held === 0) return '';
+    const text = `(${this.held} similar message${this.held === 1 ? '' : 's'} not shown) `;
+    this.held = 0;
+    return text;
+  }
+}

@@ -1,0 +1,38 @@
+// Keeping a process alive through every signal that can be caught. Standard library only: the
+// death supervisor imports this file.
+import { constants } from 'node:os';
+
+/**
+ * Signals left at their default action:
+ * - SIGKILL and SIGSTOP cannot be caught;
+ * - SIGSEGV, SIGBUS, SIGFPE and SIGILL raised by a real fault would re-run the faulting
+ *   instruction forever behind a handler that returns (a crash must stay a crash);
+ * - SIGCHLD, SIGCONT, SIGURG and SIGWINCH are ignored or harmless by default, and libuv uses SIGCHLD.
+ */
+const LEFT_ALONE = new Set([
+  'SIGKILL', 'SIGSTOP', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL',
+  'SIGCHLD', 'SIGCLD', 'SIGCONT', 'SIGURG', 'SIGWINCH',
+]);
+
+const ignore = (): void => {};
+
+/**
+ * Installs a do-nothing listener for every other signal Node can name (SIGTERM, SIGINT, SIGHUP,
+ * SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGTSTP, ...), so that none of them ends, stops or
+ * opens a debugger in this process: a listener on SIGUSR1 replaces Node's own handler, which
+ * would start the inspector on 127.0.0.1:9229. Returns the signals now held.
+ * Real-time signals (SIGRTMIN..SIGRTMAX) have no name in Node and keep their default action.
+ */
+export function holdCatchableSignals(): NodeJS.Signals[] {
+  const held: NodeJS.Signals[] = [];
+  for (const name of Object.keys(constants.signals) as NodeJS.Signals[]) {
+    if (LEFT_ALONE.has(name)) continue;
+    try {
+      process.on(name, ignore);
+      held.push(name);
+    } catch {
+      // Not catchable on this platform: it keeps its default action.
+    }
+  }
+  return held;
+}
