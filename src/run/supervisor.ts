@@ -13,7 +13,7 @@
 // its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownProcessGroupId } from '../sys/processes.js';
-import { readChildren, isDeadState, type ProcStat } from '../sys/procfs.js';
+import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendants, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
@@ -23,8 +23,11 @@ import {
 } from '../sys/native.js';
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
+import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
+import { FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
 
-export const CONTROL_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** Signals that stop the tree (see signals.ts for what every other signal does). */
+export const CONTROL_SIGNALS = STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = 'SIGUSR2';
 const RUNNING_SWEEP_MS = 5000;
@@ -39,6 +42,8 @@ export interface TreeSupervisorOptions {
   statePath?: string;
   dieWithParent: boolean;
   log: (line: string) => void;
+  /** Takes the tree down if leash itself dies; none in tests of the supervisor alone. */
+  guard?: RunGuard;
 }
 
 /** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
@@ -51,10 +56,10 @@ export function classifySpawnError(command: string, error: NodeJS.ErrnoException
 }
 
 /** Starts the runner in its own session; resolves once it runs, or with why it cannot. */
-export function startRunner(command: string, args: string[]): Promise<ChildProcess | StartFailure> {
+export function startRunner(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ChildProcess | StartFailure> {
   return new Promise((resolve) => {
     // detached-spawn: ok — the runner gets its own session under leash's subreaper, which owns the whole tree.
-    const child = spawn(command, args, { stdio: 'inherit', detached: true });
+    const child = spawn(command, args, { stdio: 'inherit', detached: true, env });
     child.once('spawn', () => resolve(child));
     child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));
   });
@@ -67,6 +72,7 @@ export class TreeSupervisor {
   private readonly self = process.pid;
   private readonly ownPgid = ownProcessGroupId();
   private runnerPid = 0;
+  private runnerStart = 0;
   private runnerExitCode: number | null = null;
   private requestedSignal: NodeJS.Signals | undefined;
   private stopSignal: NodeJS.Signals = 'SIGTERM';
@@ -115,19 +121,32 @@ export class TreeSupervisor {
     setChildSubreaper();
     this.on('SIGCHLD', () => this.scheduleCheck());
     for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
+    for (const signal of FORWARDED_SIGNALS) {
+      // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
+      if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
+      this.on(signal, () => this.forwardToRunner(signal));
+    }
     if (this.options.dieWithParent && !this.armParentDeath()) {
       this.options.log('parent already gone before the command started; not starting it');
       this.cleanUp();
       return 1;
     }
 
-    const started = await startRunner(this.options.command, this.options.args);
+    const guard = this.options.guard;
+    // Started before the runner: from its first instruction the tree has someone to take it down.
+    guard?.start();
+    const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
+    const started = await startRunner(this.options.command, this.options.args, env);
     if (!(started instanceof ChildProcess)) {
       this.options.log(started.message);
       this.cleanUp();
       return started.code;
     }
     this.runnerPid = started.pid ?? 0;
+    // The runner leads its own group (setsid): guard it before the first walk.
+    const runnerStat = readProcStat(this.runnerPid);
+    this.runnerStart = runnerStat?.startTime ?? 0;
+    if (runnerStat) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
     started.once('exit', (code, signal) => {
       this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
       this.reapedTotal += 1;
@@ -207,6 +226,12 @@ export class TreeSupervisor {
     }
   }
 
+  /** A signal meant for the command: to the runner alone, while it is still itself. */
+  private forwardToRunner(signal: NodeJS.Signals): void {
+    if (this.runnerPid === 0 || this.runnerExitCode !== null) return;
+    signalIfSame(this.runnerPid, this.runnerStart, signal);
+  }
+
   private scheduleCheck(): void {
     if (this.checkQueued) return;
     this.checkQueued = true;
@@ -216,6 +241,14 @@ export class TreeSupervisor {
     });
   }
 
+  /** Whether `pid` is one of the guard's supervisor processes (libuv reaps those). */
+  private isGuard(pid: number): boolean {
+    const guard = this.options.guard;
+    if (!guard || !guard.mayBeGuard(pid)) return false;
+    const stat = readProcStat(pid);
+    return stat !== undefined && guard.isGuardProcess(stat);
+  }
+
   /** Reaps adopted orphans that have ended. Never touches the runner while libuv owns it. */
   private reapAdopted(): void {
     const children = readChildren(this.self) ?? [...walkOnce(this.self).values()]
@@ -223,6 +256,7 @@ export class TreeSupervisor {
       .map((stat) => stat.pid);
     for (const pid of children) {
       if (pid === this.runnerPid && this.runnerExitCode === null) continue;
+      if (this.isGuard(pid)) continue;
       const result = reapChild(pid);
       if (result.state === 'exited' || result.state === 'signaled') {
         this.reapedTotal += 1;
@@ -235,6 +269,10 @@ export class TreeSupervisor {
   /** Re-walks the tree and refreshes the adoption record and counters. */
   private observe(): void {
     this.tree = walkDescendants(this.self);
+    for (const stat of this.tree.values()) {
+      // The guard is our child but not part of the tree (it has no children of its own).
+      if (this.options.guard?.isGuardProcess(stat)) this.tree.delete(stat.pid);
+    }
     const direct = new Map<number, number>();
     for (const stat of this.tree.values()) {
       if (stat.ppid !== this.self) continue;
@@ -243,6 +281,19 @@ export class TreeSupervisor {
       if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
     }
     this.adopted = direct;
+    this.guardGroups();
+  }
+
+  /** Tells the guard the tree's process groups, each with its leader's start time when seen. */
+  private guardGroups(): void {
+    const guard = this.options.guard;
+    if (!guard) return;
+    const groups = new Map<number, number | undefined>();
+    for (const stat of this.tree.values()) {
+      if (stat.pgid <= 1 || stat.pgid === this.ownPgid || isDeadState(stat.state)) continue;
+      if (!groups.has(stat.pgid)) groups.set(stat.pgid, this.tree.get(stat.pgid)?.startTime);
+    }
+    guard.track(groups);
   }
 
   private check(): void {
@@ -333,6 +384,7 @@ export class TreeSupervisor {
   }
 
   private cleanUp(): void {
+    this.options.guard?.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.state.close();

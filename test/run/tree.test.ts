@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedPids } from '../helpers/processes.js';
-import { liveDescendantsOf, markedScratch, readJson, startLeash, zombieChildrenOf } from '../helpers/leash-run.js';
+import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash, zombieChildrenOf } from '../helpers/leash-run.js';
 
 test('orphans are adopted and reaped, leaving no zombie', async (t) => {
   const { mark, dir, state } = markedScratch(t);
@@ -16,12 +16,14 @@ test('orphans are adopted and reaped, leaving no zombie', async (t) => {
   const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', script], mark);
   const leashPid = leash.child.pid as number;
   let runnerPid = 0;
-  assert.ok(await waitUntil(() => (runnerPid = readChildren(leashPid)?.[0] ?? 0) > 0, 5000));
+  assert.ok(await waitUntil(() => (runnerPid = readChildren(leashPid)?.find((pid) => pid !== guardOf(leashPid)) ?? 0) > 0, 5000));
   // The orphans come to leash (not init) ...
   assert.ok(await waitUntil(() => (readJson(state)?.orphaned_children_total as number) >= 6 ||
     liveDescendantsOf(leashPid).length >= 6, 5000), leash.stderr());
   // ... and once they have died, none stays a zombie.
-  const orphansLeft = () => scanAllStats().filter((stat) => stat.ppid === leashPid && stat.pid !== runnerPid);
+  const guard = guardOf(leashPid);
+  assert.ok(guard, 'leash run has its guard');
+  const orphansLeft = () => scanAllStats().filter((stat) => stat.ppid === leashPid && stat.pid !== runnerPid && stat.pid !== guard);
   assert.ok(await waitUntil(() => orphansLeft().length === 0, 5000),
     `left: ${JSON.stringify(orphansLeft())}, zombies ${zombieChildrenOf(leashPid)}`);
   writeFileSync(join(dir, 'go'), '');
