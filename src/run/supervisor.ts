@@ -14,7 +14,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownProcessGroupId } from '../sys/processes.js';
 import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
-import { walkDescendants, walkOnce, type ProcessTree } from '../sys/tree.js';
+import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
   reapChild,
@@ -31,6 +31,8 @@ export const CONTROL_SIGNALS = STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = 'SIGUSR2';
 const RUNNING_SWEEP_MS = 5000;
+/** While the tree keeps changing the sweep comes back sooner, so a stop starts from a fresh picture. */
+const RUNNING_SWEEP_MIN_MS = 200;
 const STOPPING_SWEEP_MS = 250;
 const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
@@ -65,7 +67,8 @@ export function startRunner(command: string, args: string[], env: NodeJS.Process
   });
 }
 
-const key = (stat: { pid: number; startTime: number }) => `${stat.pid}:${stat.startTime}`;
+// A process that changes group after a signal is new again: the group signal may have missed it.
+const key = (stat: { pid: number; startTime: number; pgid: number }) => `${stat.pid}:${stat.startTime}:${stat.pgid}`;
 
 export class TreeSupervisor {
   phase: Phase = 'starting';
@@ -89,6 +92,7 @@ export class TreeSupervisor {
   private readonly state: StatePublisher;
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private runningSweepMs = RUNNING_SWEEP_MS;
   private checkQueued = false;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
@@ -268,7 +272,8 @@ export class TreeSupervisor {
 
   /** Re-walks the tree and refreshes the adoption record and counters. */
   private observe(): void {
-    this.tree = walkDescendants(this.self);
+    const previous = this.tree;
+    this.tree = walkDescendantsUntilNoNewcomer(this.self);
     for (const stat of this.tree.values()) {
       // The guard is our child but not part of the tree (it has no children of its own).
       if (this.options.guard?.isGuardProcess(stat)) this.tree.delete(stat.pid);
@@ -282,6 +287,17 @@ export class TreeSupervisor {
     }
     this.adopted = direct;
     this.guardGroups();
+    if (this.phase === 'running') this.paceSweep(previous);
+  }
+
+  /** Sweeps at 200 ms while the tree changes, backing off to 5 s once it holds still. */
+  private paceSweep(previous: ProcessTree): void {
+    let changed = previous.size !== this.tree.size;
+    if (!changed) for (const pid of this.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
+    const next = changed ? RUNNING_SWEEP_MIN_MS : Math.min(this.runningSweepMs * 2, RUNNING_SWEEP_MS);
+    if (next === this.runningSweepMs) return;
+    this.runningSweepMs = next;
+    this.armSweep(next);
   }
 
   /** Tells the guard the tree's process groups, each with its leader's start time when seen. */
@@ -298,10 +314,16 @@ export class TreeSupervisor {
 
   private check(): void {
     if (this.phase === 'exited' || this.phase === 'starting') return;
+    if (this.runnerExitCode !== null && this.phase === 'running' && this.sawDescendants()) {
+      // The runner is gone and left descendants: stop them first, from what the last walk saw;
+      // beginStop walks right after for the newcomers.
+      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
+      return;
+    }
     this.reapAdopted();
     this.observe();
     if (this.phase === 'stopping' || this.phase === 'killing') {
-      this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal, true);
+      this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
     }
     const runnerDone = this.runnerExitCode !== null;
     if (runnerDone && this.tree.size === 0) {
@@ -315,10 +337,26 @@ export class TreeSupervisor {
     this.state.publish();
   }
 
+  /** Whether the last walk saw any live process besides the runner. */
+  private sawDescendants(): boolean {
+    for (const stat of this.tree.values()) {
+      if (stat.pid !== this.runnerPid && !isDeadState(stat.state)) return true;
+    }
+    return false;
+  }
+
   private beginStop(signal: NodeJS.Signals, reason: string): void {
     if (this.phase !== 'running') return;
     this.stopSignal = signal;
+    // The groups of the last walk first: most of the tree has the signal within a millisecond,
+    // before the walk that finds what appeared since.
+    this.signalTree(signal);
+    this.reapAdopted();
     this.observe();
+    if (this.runnerExitCode !== null && this.tree.size === 0) {
+      this.end();
+      return;
+    }
     this.enterPhase('stopping', reason);
     this.signalTree(signal);
     this.armSweep(STOPPING_SWEEP_MS);
@@ -346,17 +384,29 @@ export class TreeSupervisor {
   }
 
   /**
-   * Signals the whole tree: every process group in it (except our own) through a member that
-   * proves the group is still the one we saw, then every process by identity. With `onlyNew`,
-   * only processes not yet sent this phase's signal.
+   * Signals every process of the tree not yet sent this phase's signal. Each process group in it
+   * (except our own) gets one killpg, through a member that proves the group is still the one we
+   * saw (a group number cannot be reused while a member lives); its members seen in the walk
+   * then count as signalled. Whatever no group signal reached gets its own, by identity.
    */
-  private signalTree(signal: NodeJS.Signals, onlyNew = false): void {
-    const witnesses = new Map<number, ProcStat>();
+  private signalTree(signal: NodeJS.Signals): void {
+    const groups = new Map<number, ProcStat[]>();
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || (onlyNew && this.signalled.has(key(stat)))) continue;
-      if (stat.pgid > 1 && stat.pgid !== this.ownPgid && !witnesses.has(stat.pgid)) witnesses.set(stat.pgid, stat);
+      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
+      if (stat.pgid <= 1 || stat.pgid === this.ownPgid) continue;
+      const members = groups.get(stat.pgid);
+      if (members) members.push(stat);
+      else groups.set(stat.pgid, [stat]);
     }
-    for (const [pgid, witness] of witnesses) signalGroupWithWitness(pgid, witness, signal);
+    for (const [pgid, members] of groups) {
+      // The first member still itself and still in the group is the witness.
+      for (const witness of members) {
+        const outcome = signalGroupWithWitness(pgid, witness, signal);
+        if (outcome === 'gone') continue;
+        if (outcome === 'sent') for (const member of members) this.signalled.add(key(member));
+        break;
+      }
+    }
     for (const stat of this.tree.values()) {
       if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
       signalIfSame(stat.pid, stat.startTime, signal);
