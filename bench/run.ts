@@ -1,13 +1,15 @@
 // Benchmark of `leash run`: a 200-process tree under supervision with ~500 unrelated processes
 // on the machine. Measures leash's CPU over 10 s of idle against a reference design (a loop that
 // scans all of /proc every 100 ms), the time from the runner's exit to an empty tree, and the
-// time from the parent's SIGKILL to an empty tree with --die-with-parent.
+// time from the parent's SIGKILL to an empty tree with --die-with-parent, the teardown against a
+// plain killpg floor measured alongside, and the memory of leash run plus its guard.
 // Run: npm run build && node dist/bench/run.js   (not part of npm test)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { readChildren, readProcStat, scanAllStats } from '../src/sys/procfs.js';
-import { isProcessAlive } from '../src/sys/processes.js';
+import { readChildren, readCommandLine, readProcStat, scanAllStats } from '../src/sys/procfs.js';
+import { isProcessAlive, signalGroup } from '../src/sys/processes.js';
+import { readProcessMemory } from '../src/sys/process-memory.js';
 import { walkDescendants } from '../src/sys/tree.js';
 import { waitUntil } from '../src/sys/wait.js';
 
@@ -33,6 +35,34 @@ async function treeBelow(pid: number, size: number): Promise<number[]> {
   const ok = await waitUntil(() => walkDescendants(pid).size >= size, 20_000);
   if (!ok) throw new Error(`tree below ${pid} never reached ${size}`);
   return [...walkDescendants(pid).keys()];
+}
+
+/** The runner of a `leash run`: its child that is not its guard (the death supervisor). */
+function runnerOf(leashPid: number): number {
+  return (readChildren(leashPid) ?? []).find((pid) => !(readCommandLine(pid) ?? []).includes('--owner-token')) as number;
+}
+
+function guardOf(leashPid: number): number | undefined {
+  return (readChildren(leashPid) ?? []).find((pid) => (readCommandLine(pid) ?? []).includes('--owner-token'));
+}
+
+/**
+ * Waits until every listed process is dead (zombies count), checking only those still alive,
+ * with no back-off: the same detector times leash and the killpg floor.
+ */
+async function allDead(identities: Array<{ pid: number; start: number | undefined }>, budgetMs: number): Promise<boolean> {
+  let left = identities;
+  const deadline = performance.now() + budgetMs;
+  while (left.length > 0) {
+    if (performance.now() > deadline) return false;
+    left = left.filter(({ pid, start }) => isProcessAlive(pid, start));
+    if (left.length > 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return true;
+}
+
+function identitiesOf(pids: number[]) {
+  return pids.map((pid) => ({ pid, start: readProcStat(pid)?.startTime }));
 }
 
 function median(values: number[]): number {
@@ -81,6 +111,22 @@ async function main(): Promise<void> {
     results.processes_on_machine = onMachine;
     results.idle_cpu_ms = idle;
 
+    // What one wrapped command costs in memory: leash run and its guard, after the idle period.
+    const guard = guardOf(leash.pid as number);
+    const leashMemory = readProcessMemory(leash.pid as number);
+    const guardMemory = guard === undefined ? undefined : readProcessMemory(guard);
+    const memory = {
+      leash_private_kb: leashMemory?.privateKb,
+      leash_pss_kb: leashMemory?.pssKb,
+      leash_rss_kb: leashMemory?.rssKb,
+      guard_private_kb: guardMemory?.privateKb,
+      guard_pss_kb: guardMemory?.pssKb,
+      guard_rss_kb: guardMemory?.rssKb,
+      total_private_kb: (leashMemory?.privateKb ?? NaN) + (guardMemory?.privateKb ?? NaN),
+      total_pss_kb: (leashMemory?.pssKb ?? NaN) + (guardMemory?.pssKb ?? NaN),
+    };
+    results.memory = memory;
+
     // One reference scan, timed: what a 100 ms poller pays per tick, and its mean detection delay.
     const scans: number[] = [];
     for (let i = 0; i < 20; i += 1) {
@@ -97,8 +143,11 @@ async function main(): Promise<void> {
     results.full_scan_ms = median(scans);
     results.tree_walk_ms = median(walks);
 
-    // 2. Runner exit to empty tree (descendants honour SIGTERM).
+    // 2. Runner exit to empty tree (descendants honour SIGTERM), and the floor: a plain killpg
+    // of as many sleeping processes, timed by the same detector, alternating in the same run.
     const exitToEmpty: number[] = [];
+    const exitToLeashExit: number[] = [];
+    const floor: number[] = [];
     let current: ChildProcess = leash;
     for (let round = 0; round < ROUNDS; round += 1) {
       if (round > 0) {
@@ -106,13 +155,27 @@ async function main(): Promise<void> {
         started.push(current);
         await treeBelow(current.pid as number, TREE_SIZE);
       }
-      const runner = readChildren(current.pid as number)?.[0] as number;
+      const runner = runnerOf(current.pid as number);
+      const tree = identitiesOf([...walkDescendants(current.pid as number).keys()].filter((pid) => pid !== guardOf(current.pid as number)));
       const gone = new Promise<number>((resolve) => current.once('exit', () => resolve(performance.now())));
       const t0 = performance.now();
       process.kill(runner, 'SIGKILL');
-      exitToEmpty.push((await gone) - t0);
+      if (!(await allDead(tree, 20_000))) throw new Error('tree survived its runner');
+      exitToEmpty.push(performance.now() - t0);
+      exitToLeashExit.push((await gone) - t0);
+
+      // The floor: the same number of sleepers in one group, one killpg.
+      const group = spawn('sh', ['-c', TREE], { stdio: 'ignore', detached: true });
+      started.push(group);
+      const members = identitiesOf([group.pid as number, ...(await treeBelow(group.pid as number, TREE_SIZE - 1))]);
+      const t1 = performance.now();
+      signalGroup(group.pid as number, 'SIGTERM');
+      if (!(await allDead(members, 20_000))) throw new Error('killpg left processes');
+      floor.push(performance.now() - t1);
     }
     results.runner_exit_to_empty_ms = exitToEmpty;
+    results.runner_exit_to_leash_exit_ms = exitToLeashExit;
+    results.killpg_floor_ms = floor;
 
     // 3. Parent SIGKILL to empty tree with --die-with-parent.
     const parentDeath: number[] = [];
@@ -123,7 +186,7 @@ async function main(): Promise<void> {
         await waitUntil(() => (readChildren(parent.pid as number)?.length ?? 0) > 0, 10_000);
         return readChildren(parent.pid as number)?.[0] as number;
       })();
-      const tree = await treeBelow(leashPid, TREE_SIZE);
+      const tree = (await treeBelow(leashPid, TREE_SIZE)).filter((pid) => pid !== guardOf(leashPid));
       const identities = [leashPid, ...tree].map((pid) => ({ pid, start: readProcStat(pid)?.startTime }));
       const t0 = performance.now();
       parent.kill('SIGKILL');
@@ -140,9 +203,18 @@ async function main(): Promise<void> {
       ['full /proc scan (one poll tick)', `${median(scans).toFixed(2)} ms`],
       ['leash tree walk (200 processes)', `${median(walks).toFixed(2)} ms`],
       ['runner exit -> empty tree (median)', `${median(exitToEmpty).toFixed(1)} ms`],
+      ['runner exit -> leash exits (median)', `${median(exitToLeashExit).toFixed(1)} ms`],
+      ['reference: killpg of 200 sleepers -> all dead', `${median(floor).toFixed(1)} ms`],
+      ['leash teardown / killpg floor', `${(median(exitToEmpty) / median(floor)).toFixed(2)}x`],
       ['reference detection delay alone (mean)', `${(50 + median(scans)).toFixed(1)} ms + signalling`],
       ['parent SIGKILL -> empty tree (median)', `${median(parentDeath).toFixed(1)} ms`],
     ];
+    const kb = (value: number | undefined) => (value === undefined ? '?' : `${(value / 1024).toFixed(1)} MB`);
+    rows.push(
+      ['memory: leash run private / PSS', `${kb(memory.leash_private_kb)} / ${kb(memory.leash_pss_kb)}`],
+      ['memory: its guard private / PSS', `${kb(memory.guard_private_kb)} / ${kb(memory.guard_pss_kb)}`],
+      ['memory: one wrapped server, private total', kb(memory.total_private_kb)],
+    );
     for (const [label, value] of rows) console.log(`${label.padEnd(46)} ${value}`);
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}run.json`, JSON.stringify(results, null, 2) + '\n');

@@ -2,7 +2,9 @@
 // leads its own process group and session, and we supervise that group. What is lost: orphans
 // go to init instead of to us, and a descendant that starts its own session or group escapes.
 import { ChildProcess } from 'node:child_process';
-import { liveMemberCounts, signalGroup } from '../sys/processes.js';
+import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } from '../sys/processes.js';
+import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
+import { FORWARDED_SIGNALS } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
 import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
 import { StatePublisher, type Phase } from './state.js';
@@ -13,17 +15,23 @@ export interface GroupFallbackOptions {
   graceMs: number;
   statePath?: string;
   log: (line: string) => void;
+  guard?: RunGuard;
 }
 
 const POLL_MS = 100;
 
 export async function runWithProcessGroup(options: GroupFallbackOptions): Promise<number> {
-  const started = await startRunner(options.command, options.args);
+  const guard = options.guard;
+  guard?.start();
+  const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
+  const started = await startRunner(options.command, options.args, env);
   if (!(started instanceof ChildProcess)) {
+    guard?.release();
     options.log(started.message);
     return started.code;
   }
   const pgid = started.pid ?? 0;
+  guard?.track(new Map([[pgid, groupLeaderIdentity(pgid)]]));
   let phase: Phase = 'running';
   let exitCode: number | null = null;
   let requested: NodeJS.Signals | undefined;
@@ -59,6 +67,13 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
       signalGroup(pgid, 'SIGKILL');
     }, options.graceMs);
   };
+  const forwarders = FORWARDED_SIGNALS.map((signal) => {
+    const handler = () => {
+      if (exitCode === null) signalProcess(pgid, signal);
+    };
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
   const handlers = CONTROL_SIGNALS.map((signal) => {
     const handler = () => {
       requested ??= signal;
@@ -86,7 +101,8 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     }, POLL_MS);
   });
   if (graceTimer) clearTimeout(graceTimer);
-  for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+  for (const [signal, handler] of [...handlers, ...forwarders]) process.removeListener(signal, handler);
+  guard?.release();
   enter('exited');
   state.close();
   return exitCode ?? 1;

@@ -1,7 +1,10 @@
 // `leash run`: the command line, then the tree supervisor (Linux) or the process-group fallback.
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
+import { guardStandardOutput, writeSafely } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
+import { RunGuard } from './guard.js';
+import { installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 
 export const RUN_USAGE =
@@ -75,14 +78,22 @@ export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv): R
 }
 
 export async function runMain(argv: string[]): Promise<number> {
+  // First of all: no stray signal may end leash (or open the inspector), no closed reader may
+  // make a write kill it.
+  installSignalShield();
+  guardStandardOutput();
+  const log = (line: string) => writeSafely(process.stderr, `leash run: ${line}\n`);
+  // Node's own warnings (the guard's link reports through them) go the same safe way.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => log(`warning: ${warning.message}`));
   const parsed = parseRunArgs(argv, process.env);
   if (typeof parsed === 'string') {
-    process.stderr.write(`leash run: ${parsed}\n${RUN_USAGE}\n`);
+    writeSafely(process.stderr, `leash run: ${parsed}\n${RUN_USAGE}\n`);
     return EXIT_USAGE;
   }
-  const log = (line: string) => process.stderr.write(`leash run: ${line}\n`);
+  const guard = new RunGuard(parsed.graceMs);
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {
-    return new TreeSupervisor({ ...parsed, log }).run();
+    return new TreeSupervisor({ ...parsed, log, guard }).run();
   }
   const why = process.platform === 'linux' ? `native calls unavailable: ${nativeLoadFailure()}` : `${process.platform} has no child subreaper`;
   log(
@@ -90,5 +101,5 @@ export async function runMain(argv: string[]): Promise<number> {
       'and descendants that leave the group (setsid, setpgid) are not stopped' +
       (parsed.dieWithParent ? '; --die-with-parent is not supported here' : ''),
   );
-  return runWithProcessGroup({ ...parsed, log });
+  return runWithProcessGroup({ ...parsed, log, guard });
 }

@@ -1,8 +1,10 @@
 // The state document of `leash run`: a small fixed-shape JSON file that a person or a program can
 // read at any time (`leash status`). Replaced atomically (write a private temporary file, then
 // rename over the old one), so a reader never sees half a document.
-import { chmodSync, closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { ownIdentity } from '../sys/process-identity.js';
 
 export const PHASES = ['starting', 'running', 'stopping', 'killing', 'exited'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -41,23 +43,44 @@ export function serializeState(state: RunState): string {
   return JSON.stringify(ordered) + '\n';
 }
 
-/** Writes `text` to `path` atomically with mode 0600. Throws on failure (after cleaning up). */
+/** Flags of the temporary file: a new file only (never an existing one, never through a link), never a wait. */
+const TEMPORARY_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Writes `text` to `path` atomically with mode 0600. The temporary file has an unpredictable
+ * name and is created exclusively, without following links and without blocking, so nothing
+ * planted in the directory (a symlink to redirect the write, a FIFO to block it) is ever opened;
+ * its mode is set on the descriptor, not by name. Throws on failure (after cleaning up).
+ */
 export function replaceFileAtomically(path: string, text: string): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`);
+  let created = false;
   try {
     // Created 0600 from the start, so the content is never readable by others, even briefly.
-    const fd = openSync(temporary, 'w', 0o600);
+    const fd = openSync(temporary, TEMPORARY_FLAGS, 0o600);
+    created = true;
     try {
+      fchmodSync(fd, 0o600); // the umask may have taken bits away; never adds any
       writeSync(fd, text);
     } finally {
       closeSync(fd);
     }
-    chmodSync(temporary, 0o600); // an old temporary left by a crash may have had other bits
     renameSync(temporary, path);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    // Only a file we created is ours to remove: the name may be someone else's.
+    if (created) rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/**
+ * Where the writer of the state document at `path` records who it is: the document keeps its
+ * ten keys (programs parse it), and `leash status` checks this file to tell a live run from a
+ * document whose writer died without saying `exited`.
+ */
+export function writerRecordPath(path: string): string {
+  return join(dirname(path), `.${basename(path)}.writer`);
 }
 
 /**
@@ -70,6 +93,7 @@ export class StatePublisher {
   private lastComparable = '';
   private trailing: NodeJS.Timeout | undefined;
   private warned = false;
+  private writerRecorded = false;
   writes = 0;
 
   constructor(
@@ -101,6 +125,12 @@ export class StatePublisher {
     this.lastComparable = comparable;
     this.lastWrittenAt = now;
     try {
+      if (!this.writerRecorded) {
+        // Before the first document: a reader that finds the document finds its writer too.
+        const identity = ownIdentity();
+        if (identity) replaceFileAtomically(writerRecordPath(this.path), JSON.stringify(identity) + '\n');
+        this.writerRecorded = true;
+      }
       replaceFileAtomically(this.path, serializeState({ ...state, updated_at: new Date(now).toISOString() }));
       this.writes += 1;
     } catch (error) {

@@ -1,12 +1,40 @@
 // `leash status [FILE] [--json]`: reads the state document `leash run` keeps.
 import { readFileSync } from 'node:fs';
 import { signalName } from '../sys/verified-signal.js';
-import { PHASES, STATE_FIELDS, serializeState, type RunState } from './state.js';
+import { identityState, parseIdentity } from '../sys/process-identity.js';
+import { PHASES, STATE_FIELDS, serializeState, writerRecordPath, type RunState } from './state.js';
 
 export const STATUS_USAGE = 'usage: leash status [FILE] [--json]   (FILE defaults to $LEASH_STATE_PATH)';
 
 /** Exit codes of `leash status` (sysexits). */
-export const StatusExit = { ok: 0, usage: 64, invalid: 65, unreadable: 66 } as const;
+export const StatusExit = { ok: 0, usage: 64, invalid: 65, unreadable: 66, writerGone: 69 } as const;
+
+/** What became of the `leash run` that wrote a document. */
+export type WriterState =
+  | { state: 'running' | 'gone' | 'unknown'; pid: number }
+  /** No writer record next to the document (read from stdin, or written by an older leash). */
+  | { state: 'unrecorded' };
+
+/** Looks up the writer record beside the document at `file` and checks it against /proc. */
+export function writerOf(file: string): WriterState {
+  let identity;
+  try {
+    identity = parseIdentity(JSON.parse(readFileSync(writerRecordPath(file), 'utf8')));
+  } catch {
+    return { state: 'unrecorded' };
+  }
+  if (!identity) return { state: 'unrecorded' };
+  return { state: identityState(identity), pid: identity.pid };
+}
+
+function describeWriter(state: RunState, writer: WriterState): string {
+  if (writer.state === 'unrecorded') return 'not recorded';
+  if (writer.state === 'running') return `leash run pid ${writer.pid}, running`;
+  if (writer.state === 'unknown') return `leash run pid ${writer.pid}, not visible from here (another pid namespace)`;
+  return state.phase === 'exited'
+    ? `leash run pid ${writer.pid}, finished`
+    : `leash run pid ${writer.pid} is gone: it died without finishing, this document is stale`;
+}
 
 /** Checks that a parsed value is a state document; a string says what is wrong. */
 export function validateState(value: unknown): RunState | string {
@@ -27,7 +55,7 @@ export function validateState(value: unknown): RunState | string {
 }
 
 /** The document for a person. */
-export function describeState(state: RunState, now = Date.now()): string {
+export function describeState(state: RunState, now = Date.now(), writer?: WriterState): string {
   const age = Math.max(0, Math.round((now - Date.parse(state.updated_at)) / 1000));
   const signal = state.termination_signal === null
     ? 'none'
@@ -47,6 +75,7 @@ export function describeState(state: RunState, now = Date.now()): string {
     ['escalated', state.escalated ? 'yes: SIGKILL after the grace' : 'no'],
     ['updated', `${state.updated_at} (${age} s ago)`],
   ];
+  if (writer) rows.push(['writer', describeWriter(state, writer)]);
   return rows.map(([label, value]) => `${label.padEnd(12)} ${value}`).join('\n') + '\n';
 }
 
@@ -88,6 +117,11 @@ export async function statusMain(argv: string[]): Promise<number> {
     process.stderr.write(`leash status: ${file} is not a leash run state document: ${state}\n`);
     return StatusExit.invalid;
   }
-  process.stdout.write(json ? serializeState(state) : describeState(state));
-  return StatusExit.ok;
+  const writer: WriterState = file === '-' ? { state: 'unrecorded' } : writerOf(file);
+  const stale = writer.state === 'gone' && state.phase !== 'exited';
+  process.stdout.write(json ? serializeState(state) : describeState(state, Date.now(), writer));
+  if (stale && json) {
+    process.stderr.write(`leash status: the leash run that wrote ${file} (pid ${writer.pid}) is gone; the document is stale\n`);
+  }
+  return stale ? StatusExit.writerGone : StatusExit.ok;
 }

@@ -13,8 +13,8 @@
 // its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownProcessGroupId } from '../sys/processes.js';
-import { readChildren, isDeadState, type ProcStat } from '../sys/procfs.js';
-import { walkDescendants, walkOnce, type ProcessTree } from '../sys/tree.js';
+import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
+import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
   reapChild,
@@ -23,11 +23,16 @@ import {
 } from '../sys/native.js';
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
+import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
+import { FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
 
-export const CONTROL_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** Signals that stop the tree (see signals.ts for what every other signal does). */
+export const CONTROL_SIGNALS = STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = 'SIGUSR2';
 const RUNNING_SWEEP_MS = 5000;
+/** While the tree keeps changing the sweep comes back sooner, so a stop starts from a fresh picture. */
+const RUNNING_SWEEP_MIN_MS = 200;
 const STOPPING_SWEEP_MS = 250;
 const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
@@ -39,6 +44,8 @@ export interface TreeSupervisorOptions {
   statePath?: string;
   dieWithParent: boolean;
   log: (line: string) => void;
+  /** Takes the tree down if leash itself dies; none in tests of the supervisor alone. */
+  guard?: RunGuard;
 }
 
 /** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
@@ -51,22 +58,24 @@ export function classifySpawnError(command: string, error: NodeJS.ErrnoException
 }
 
 /** Starts the runner in its own session; resolves once it runs, or with why it cannot. */
-export function startRunner(command: string, args: string[]): Promise<ChildProcess | StartFailure> {
+export function startRunner(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ChildProcess | StartFailure> {
   return new Promise((resolve) => {
     // detached-spawn: ok — the runner gets its own session under leash's subreaper, which owns the whole tree.
-    const child = spawn(command, args, { stdio: 'inherit', detached: true });
+    const child = spawn(command, args, { stdio: 'inherit', detached: true, env });
     child.once('spawn', () => resolve(child));
     child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));
   });
 }
 
-const key = (stat: { pid: number; startTime: number }) => `${stat.pid}:${stat.startTime}`;
+// A process that changes group after a signal is new again: the group signal may have missed it.
+const key = (stat: { pid: number; startTime: number; pgid: number }) => `${stat.pid}:${stat.startTime}:${stat.pgid}`;
 
 export class TreeSupervisor {
   phase: Phase = 'starting';
   private readonly self = process.pid;
   private readonly ownPgid = ownProcessGroupId();
   private runnerPid = 0;
+  private runnerStart = 0;
   private runnerExitCode: number | null = null;
   private requestedSignal: NodeJS.Signals | undefined;
   private stopSignal: NodeJS.Signals = 'SIGTERM';
@@ -83,6 +92,7 @@ export class TreeSupervisor {
   private readonly state: StatePublisher;
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private runningSweepMs = RUNNING_SWEEP_MS;
   private checkQueued = false;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
@@ -115,19 +125,32 @@ export class TreeSupervisor {
     setChildSubreaper();
     this.on('SIGCHLD', () => this.scheduleCheck());
     for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
+    for (const signal of FORWARDED_SIGNALS) {
+      // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
+      if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
+      this.on(signal, () => this.forwardToRunner(signal));
+    }
     if (this.options.dieWithParent && !this.armParentDeath()) {
       this.options.log('parent already gone before the command started; not starting it');
       this.cleanUp();
       return 1;
     }
 
-    const started = await startRunner(this.options.command, this.options.args);
+    const guard = this.options.guard;
+    // Started before the runner: from its first instruction the tree has someone to take it down.
+    guard?.start();
+    const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
+    const started = await startRunner(this.options.command, this.options.args, env);
     if (!(started instanceof ChildProcess)) {
       this.options.log(started.message);
       this.cleanUp();
       return started.code;
     }
     this.runnerPid = started.pid ?? 0;
+    // The runner leads its own group (setsid): guard it before the first walk.
+    const runnerStat = readProcStat(this.runnerPid);
+    this.runnerStart = runnerStat?.startTime ?? 0;
+    if (runnerStat) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
     started.once('exit', (code, signal) => {
       this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
       this.reapedTotal += 1;
@@ -207,6 +230,12 @@ export class TreeSupervisor {
     }
   }
 
+  /** A signal meant for the command: to the runner alone, while it is still itself. */
+  private forwardToRunner(signal: NodeJS.Signals): void {
+    if (this.runnerPid === 0 || this.runnerExitCode !== null) return;
+    signalIfSame(this.runnerPid, this.runnerStart, signal);
+  }
+
   private scheduleCheck(): void {
     if (this.checkQueued) return;
     this.checkQueued = true;
@@ -216,6 +245,14 @@ export class TreeSupervisor {
     });
   }
 
+  /** Whether `pid` is one of the guard's supervisor processes (libuv reaps those). */
+  private isGuard(pid: number): boolean {
+    const guard = this.options.guard;
+    if (!guard || !guard.mayBeGuard(pid)) return false;
+    const stat = readProcStat(pid);
+    return stat !== undefined && guard.isGuardProcess(stat);
+  }
+
   /** Reaps adopted orphans that have ended. Never touches the runner while libuv owns it. */
   private reapAdopted(): void {
     const children = readChildren(this.self) ?? [...walkOnce(this.self).values()]
@@ -223,6 +260,7 @@ export class TreeSupervisor {
       .map((stat) => stat.pid);
     for (const pid of children) {
       if (pid === this.runnerPid && this.runnerExitCode === null) continue;
+      if (this.isGuard(pid)) continue;
       const result = reapChild(pid);
       if (result.state === 'exited' || result.state === 'signaled') {
         this.reapedTotal += 1;
@@ -234,7 +272,12 @@ export class TreeSupervisor {
 
   /** Re-walks the tree and refreshes the adoption record and counters. */
   private observe(): void {
-    this.tree = walkDescendants(this.self);
+    const previous = this.tree;
+    this.tree = walkDescendantsUntilNoNewcomer(this.self);
+    for (const stat of this.tree.values()) {
+      // The guard is our child but not part of the tree (it has no children of its own).
+      if (this.options.guard?.isGuardProcess(stat)) this.tree.delete(stat.pid);
+    }
     const direct = new Map<number, number>();
     for (const stat of this.tree.values()) {
       if (stat.ppid !== this.self) continue;
@@ -243,14 +286,44 @@ export class TreeSupervisor {
       if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
     }
     this.adopted = direct;
+    this.guardGroups();
+    if (this.phase === 'running') this.paceSweep(previous);
+  }
+
+  /** Sweeps at 200 ms while the tree changes, backing off to 5 s once it holds still. */
+  private paceSweep(previous: ProcessTree): void {
+    let changed = previous.size !== this.tree.size;
+    if (!changed) for (const pid of this.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
+    const next = changed ? RUNNING_SWEEP_MIN_MS : Math.min(this.runningSweepMs * 2, RUNNING_SWEEP_MS);
+    if (next === this.runningSweepMs) return;
+    this.runningSweepMs = next;
+    this.armSweep(next);
+  }
+
+  /** Tells the guard the tree's process groups, each with its leader's start time when seen. */
+  private guardGroups(): void {
+    const guard = this.options.guard;
+    if (!guard) return;
+    const groups = new Map<number, number | undefined>();
+    for (const stat of this.tree.values()) {
+      if (stat.pgid <= 1 || stat.pgid === this.ownPgid || isDeadState(stat.state)) continue;
+      if (!groups.has(stat.pgid)) groups.set(stat.pgid, this.tree.get(stat.pgid)?.startTime);
+    }
+    guard.track(groups);
   }
 
   private check(): void {
     if (this.phase === 'exited' || this.phase === 'starting') return;
+    if (this.runnerExitCode !== null && this.phase === 'running' && this.sawDescendants()) {
+      // The runner is gone and left descendants: stop them first, from what the last walk saw;
+      // beginStop walks right after for the newcomers.
+      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
+      return;
+    }
     this.reapAdopted();
     this.observe();
     if (this.phase === 'stopping' || this.phase === 'killing') {
-      this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal, true);
+      this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
     }
     const runnerDone = this.runnerExitCode !== null;
     if (runnerDone && this.tree.size === 0) {
@@ -264,10 +337,26 @@ export class TreeSupervisor {
     this.state.publish();
   }
 
+  /** Whether the last walk saw any live process besides the runner. */
+  private sawDescendants(): boolean {
+    for (const stat of this.tree.values()) {
+      if (stat.pid !== this.runnerPid && !isDeadState(stat.state)) return true;
+    }
+    return false;
+  }
+
   private beginStop(signal: NodeJS.Signals, reason: string): void {
     if (this.phase !== 'running') return;
     this.stopSignal = signal;
+    // The groups of the last walk first: most of the tree has the signal within a millisecond,
+    // before the walk that finds what appeared since.
+    this.signalTree(signal);
+    this.reapAdopted();
     this.observe();
+    if (this.runnerExitCode !== null && this.tree.size === 0) {
+      this.end();
+      return;
+    }
     this.enterPhase('stopping', reason);
     this.signalTree(signal);
     this.armSweep(STOPPING_SWEEP_MS);
@@ -295,17 +384,29 @@ export class TreeSupervisor {
   }
 
   /**
-   * Signals the whole tree: every process group in it (except our own) through a member that
-   * proves the group is still the one we saw, then every process by identity. With `onlyNew`,
-   * only processes not yet sent this phase's signal.
+   * Signals every process of the tree not yet sent this phase's signal. Each process group in it
+   * (except our own) gets one killpg, through a member that proves the group is still the one we
+   * saw (a group number cannot be reused while a member lives); its members seen in the walk
+   * then count as signalled. Whatever no group signal reached gets its own, by identity.
    */
-  private signalTree(signal: NodeJS.Signals, onlyNew = false): void {
-    const witnesses = new Map<number, ProcStat>();
+  private signalTree(signal: NodeJS.Signals): void {
+    const groups = new Map<number, ProcStat[]>();
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || (onlyNew && this.signalled.has(key(stat)))) continue;
-      if (stat.pgid > 1 && stat.pgid !== this.ownPgid && !witnesses.has(stat.pgid)) witnesses.set(stat.pgid, stat);
+      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
+      if (stat.pgid <= 1 || stat.pgid === this.ownPgid) continue;
+      const members = groups.get(stat.pgid);
+      if (members) members.push(stat);
+      else groups.set(stat.pgid, [stat]);
     }
-    for (const [pgid, witness] of witnesses) signalGroupWithWitness(pgid, witness, signal);
+    for (const [pgid, members] of groups) {
+      // The first member still itself and still in the group is the witness.
+      for (const witness of members) {
+        const outcome = signalGroupWithWitness(pgid, witness, signal);
+        if (outcome === 'gone') continue;
+        if (outcome === 'sent') for (const member of members) this.signalled.add(key(member));
+        break;
+      }
+    }
     for (const stat of this.tree.values()) {
       if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
       signalIfSame(stat.pid, stat.startTime, signal);
@@ -333,6 +434,7 @@ export class TreeSupervisor {
   }
 
   private cleanUp(): void {
+    this.options.guard?.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.state.close();

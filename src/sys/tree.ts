@@ -84,3 +84,26 @@ export function walkDescendants(root: number, maxPasses = 5): ProcessTree {
   for (const [pid, stat] of previous) if (!last.has(pid)) last.set(pid, stat);
   return last;
 }
+
+/**
+ * Like walkDescendants, but a pass that finds no process the previous pass missed ends the walk:
+ * a tree that only shrinks (a teardown, where most passes see deaths) settles in two passes.
+ */
+export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): ProcessTree {
+  let previous = walkOnce(root);
+  for (let pass = 1; pass < maxPasses; pass += 1) {
+    const current = walkOnce(root);
+    let newcomer = false;
+    for (const pid of current.keys()) {
+      if (!previous.has(pid)) {
+        newcomer = true;
+        break;
+      }
+    }
+    if (!newcomer) return current;
+    previous = current;
+  }
+  const last = walkOnce(root);
+  for (const [pid, stat] of previous) if (!last.has(pid)) last.set(pid, stat);
+  return last;
+}

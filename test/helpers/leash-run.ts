@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readProcStat, scanAllStats } from '../../src/sys/procfs.js';
+import { readCommandLine, readProcStat, scanAllStats } from '../../src/sys/procfs.js';
 import { CLI_ENTRY, killMarked, markedEnv, newMark } from './processes.js';
 
 export interface LeashProcess {
@@ -59,9 +59,10 @@ export function zombieChildrenOf(pid: number): number[] {
   return scanAllStats().filter((stat) => stat.ppid === pid && stat.state === 'Z').map((stat) => stat.pid);
 }
 
-/** Live (non-zombie) descendants of `pid`, by a full scan. */
+/** Live (non-zombie) descendants of `pid`, by a full scan; a `leash run`'s guard is not one. */
 export function liveDescendantsOf(pid: number): number[] {
-  const stats = scanAllStats();
+  const guard = guardOf(pid);
+  const stats = scanAllStats().filter((stat) => stat.pid !== guard);
   const found = new Set<number>([pid]);
   let grew = true;
   while (grew) {
@@ -78,4 +79,10 @@ export function liveDescendantsOf(pid: number): number[] {
     const stat = readProcStat(p);
     return stat !== undefined && stat.state !== 'Z';
   });
+}
+
+/** The death supervisor that guards a `leash run` (its child, started with an owner token). */
+export function guardOf(leashPid: number): number | undefined {
+  return scanAllStats().find((stat) => stat.ppid === leashPid &&
+    (readCommandLine(stat.pid) ?? []).includes('--owner-token'))?.pid;
 }
