@@ -167,9 +167,27 @@ class JsFileAnalysis {
 
   // --- collection: one walk over the file -------------------------------------------------------
 
+  // Iterative: a file's depth is unbounded (a chain of a thousand calls, a long `+` of strings), and
+  // a recursive walk over it overflows the stack. Children are pushed in reverse so that nodes are
+  // visited in source order, which the "last declaration before the use" lookups rely on.
+  private collect(root: ts.Node): void {
+    const stack: ts.Node[] = [root];
+    const children: ts.Node[] = [];
+    const push = (child: ts.Node): undefined => {
+      children.push(child);
+      return undefined; // forEachChild stops at a truthy return
+    };
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      this.collectNode(node);
+      ts.forEachChild(node, push);
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
+      children.length = 0;
+    }
+  }
+
   // One switch on the kind read once: a chain of ts.isX tests re-reads `kind` from nodes of many
   // shapes (a slow, megamorphic access) for every node of the file.
-  private collect(node: ts.Node): void {
+  private collectNode(node: ts.Node): void {
     switch (node.kind) {
       case ts.SyntaxKind.ImportDeclaration:
         this.collectImport(node as ts.ImportDeclaration);
@@ -201,14 +219,7 @@ class JsFileAnalysis {
         }
         break;
     }
-    ts.forEachChild(node, this.collectChild);
   }
-
-  /** forEachChild stops at a truthy return, so this returns nothing. */
-  private readonly collectChild = (child: ts.Node): undefined => {
-    this.collect(child);
-    return undefined;
-  };
 
   private collectImport(node: ts.ImportDeclaration): void {
     if (!ts.isStringLiteral(node.moduleSpecifier)) return;
@@ -350,8 +361,13 @@ class JsFileAnalysis {
       if (!owner) return false;
       return owner.shape.functions.has(name) || (owner.kind === 'callable' && name !== 'then');
     }
-    // execa({ detached: true }) returns a spawn function bound to those options.
-    if (ts.isCallExpression(node)) return this.isSpawnFunction(node.expression);
+    // execa({ detached: true }) returns a spawn function bound to those options; `f()()()` is
+    // followed by a loop, not recursion, since such a chain can be any length.
+    if (ts.isCallExpression(node)) {
+      let callee = unwrap(node.expression);
+      while (ts.isCallExpression(callee)) callee = unwrap(callee.expression);
+      return this.isSpawnFunction(callee);
+    }
     return false;
   }
 
@@ -461,14 +477,26 @@ class JsFileAnalysis {
   private returnedDetaching(fn: FunctionLike, seen: Set<ts.Node>, depth: number): ts.Node | undefined {
     if (!fn.body) return undefined;
     if (!ts.isBlock(fn.body)) return this.detachingNode(fn.body, seen, depth + 1);
-    let found: ts.Node | undefined;
-    const visit = (node: ts.Node): void => {
-      if (found) return;
-      if (ts.isReturnStatement(node) && node.expression) found = this.detachingNode(node.expression, seen, depth + 1);
-      else if (!ts.isFunctionLike(node)) ts.forEachChild(node, visit);
+    // The returns of this function, not of functions nested in it, in source order; iterative,
+    // since a body's depth is unbounded.
+    const stack: ts.Node[] = [fn.body];
+    const children: ts.Node[] = [];
+    const push = (child: ts.Node): undefined => {
+      children.push(child);
+      return undefined;
     };
-    ts.forEachChild(fn.body, visit);
-    return found;
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      if (ts.isReturnStatement(node)) {
+        const found = node.expression ? this.detachingNode(node.expression, seen, depth + 1) : undefined;
+        if (found) return found;
+        continue;
+      }
+      if (node !== fn.body && ts.isFunctionLike(node)) continue;
+      ts.forEachChild(node, push);
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
+      children.length = 0;
+    }
+    return undefined;
   }
 
   // --- the checks ---------------------------------------------------------------------------------

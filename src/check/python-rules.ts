@@ -155,7 +155,15 @@ function optionDetaches(name: string | undefined, value: SyntaxNode): boolean {
 
 export async function analysePython(text: string): Promise<RawFinding[]> {
   const { parser, fields } = await pythonParser();
-  const tree = parser.parse(text);
+  let tree;
+  try {
+    tree = parser.parse(text);
+  } catch (error) {
+    // A trap inside the WebAssembly parser (out of memory on a huge file) can leave that parser
+    // unusable: the next file gets a new one. This file's failure is reported by the caller.
+    parserReady = undefined;
+    throw error;
+  }
   if (!tree) {
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }

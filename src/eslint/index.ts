@@ -5,8 +5,8 @@
 // uses, so both always agree, and it works under any parser ESLint is configured with (espree,
 // typescript-eslint, ...). ESLint itself is only a peer dependency of this entry point.
 import { applyMarkers, mayMatter } from '../check/checker.js';
+import { about } from '../check/about.js';
 import { analyseJs } from '../check/js-rules.js';
-import { FIX_HINT } from '../check/formats.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
 const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
@@ -23,10 +23,11 @@ export const noDetachedSpawn = {
     type: 'problem' as const,
     docs: {
       description: 'Disallow spawning child processes that outlive their owner (detached, unref, backgrounding shell text)',
-      url: 'https://www.npmjs.com/package/leash',
+      // Read at load time from package.json; the fix is said there once, not in every message.
+      url: about().docsUrl,
     },
     schema: [],
-    messages: { finding: '{{message}} [{{rule}}]. {{hint}}' },
+    messages: { finding: '{{message}} [{{rule}}]' },
   },
   create(context: RuleContext) {
     return {
@@ -39,7 +40,7 @@ export const noDetachedSpawn = {
           context.report({
             loc: { line: finding.line, column: finding.column - 1 },
             messageId: 'finding',
-            data: { message: finding.message, rule: finding.rule, hint: FIX_HINT },
+            data: { message: finding.message, rule: finding.rule },
           });
         }
       },
@@ -48,7 +49,7 @@ export const noDetachedSpawn = {
 };
 
 const plugin = {
-  meta: { name: 'leash', namespace: 'leash' },
+  meta: { name: about().name, version: about().version, namespace: 'leash' },
   rules: { 'no-detached-spawn': noDetachedSpawn },
   configs: {} as Record<string, unknown>,
 };

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { killMarked, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { ruleDocsUrl } from '../../src/check/about.js';
 import { runCheck } from './harness.js';
 
 const DETACHED_TWICE = `import { spawn } from 'node:child_process';
@@ -123,7 +124,10 @@ test('leash check', async (t) => {
     const github = await runCheck(['src'], dir, mark, { GITHUB_ACTIONS: 'true' });
     assert.equal(github.code, 1);
     assert.match(github.stdout, /^::error file=src\/a\.mjs,line=2,col=1,title=leash js-detached-spawn::/m);
-    assert.equal(github.stdout.split('\n').filter(Boolean).length, 1);
+    assert.ok(github.stdout.includes(`(${ruleDocsUrl('js-detached-spawn')})\n`), 'each annotation links its rule\'s docs');
+    // One annotation per finding, and the fix said once for the run, not on every annotation.
+    assert.equal(github.stdout.split('\n').filter((l) => l.startsWith('::error')).length, 1);
+    assert.equal(github.stdout.split('spawnOwned').length - 1, 1);
   });
 
   await t.test('an unparseable file is a finding, not a silent skip', async () => {
