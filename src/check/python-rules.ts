@@ -197,6 +197,8 @@ const TRIGGERS =
 const OPTION_NAME_START = new RegExp(
   `["'](?:${[...new Set([...OPTION_NAMES].flatMap((name) => Array.from(name, (_, i) => name.slice(0, i + 1))))].join('|')})["']`,
 );
+/** Assignment targets made only of names and dotted names: writing them is not a use. */
+const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
 const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
 
@@ -495,7 +497,9 @@ class PythonFileAnalysis {
       const field = cursor.currentFieldId;
       if ((field !== this.fields.left && field !== this.fields.right && field !== this.fields.type) || seen.has(field)) continue;
       seen.add(field);
-      if (field !== this.fields.left || cursor.nodeType !== 'identifier') this.visit(cursor);
+      // Nor is a write to a detaching name (`os.forkpty = None` disables it in a sandbox): a
+      // plain name or dotted name on the left is not visited.
+      if (field !== this.fields.left || !(cursor.nodeType === 'identifier' || (WRITTEN_NAMES.has(cursor.nodeType) && /^[\w.,\s()[\]]+$/.test(this.textAt(cursor))))) this.visit(cursor);
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
   }

@@ -14,6 +14,7 @@ const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-
 // Structural types, so that this module compiles and loads without eslint installed.
 interface RuleContext {
   filename: string;
+  cwd?: string;
   sourceCode: { text: string };
   report(descriptor: { loc: { line: number; column: number }; messageId: string; data: Record<string, string> }): void;
 }
@@ -35,7 +36,7 @@ export const noDetachedSpawn = {
         const text = context.sourceCode.text;
         if (!mayMatter(text, 'js')) return;
         const filename = context.filename && !context.filename.startsWith('<') ? context.filename : 'input.tsx';
-        for (const finding of applyMarkers(filename, text, analyseJs(text, filename))) {
+        for (const finding of applyMarkers(filename, text, analyseJs(text, filename, context.cwd))) {
           if (finding.suppressed || !REPORTED_RULES.has(finding.rule)) continue;
           context.report({
             loc: { line: finding.line, column: finding.column - 1 },

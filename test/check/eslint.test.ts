@@ -51,7 +51,7 @@ test('the ESLint rule reports the same JS/TS fixture findings as leash check', (
             rules: { 'leash/no-detached-spawn': 'error' },
             languageOptions: isTypeScript
               ? { parser: textOnlyParser as never }
-              : { ecmaVersion: 'latest', sourceType: file.endsWith('.cjs') ? 'commonjs' : 'module' },
+              : { ecmaVersion: 'latest', sourceType: /\.c?js$/.test(file) ? 'commonjs' : 'module' },
           },
         ],
         join(fixtures.dir, file),
