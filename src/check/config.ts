@@ -1,6 +1,6 @@
 // Project configuration: `.leash-check.json` in the working directory (optional).
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 
 export const CONFIG_FILE = '.leash-check.json';
 export const DEFAULT_BASELINE_FILE = '.leash-check-baseline.json';
@@ -22,7 +22,7 @@ export interface CheckConfig {
 const KEYS = new Set(['helpers', 'skip', 'defaultSkips', 'baseline']);
 
 export function loadConfig(cwd: string, file?: string): CheckConfig {
-  const path = join(cwd, file ?? CONFIG_FILE);
+  const path = resolve(cwd, file ?? CONFIG_FILE); // an absolute FILE stays as given
   const config: CheckConfig = { helpers: [], skip: [], defaultSkips: true, baseline: DEFAULT_BASELINE_FILE };
   let text: string;
   try {

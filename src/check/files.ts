@@ -1,7 +1,7 @@
 // Which files a run looks at: the repository's tracked files or the named paths, minus the default
 // skips (tests, fixtures, vendored and generated trees) and the project's own spawn helpers.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { languageOf } from './checker.js';
 import { CheckError, type CheckConfig } from './config.js';
@@ -22,6 +22,14 @@ export interface Target {
   language: Language;
   /** Listed by git: a file deleted from the work tree but not from the index is skipped, not an error. */
   fromGit: boolean;
+  /** Named on the command line: followed if a symlink, and anything but a regular file is an error. */
+  named: boolean;
+}
+
+/** What a run looks at, and what it met but did not look at (each one said in the report). */
+export interface Listing {
+  targets: Target[];
+  notes: string[];
 }
 
 /** A small glob: `**` spans folders, `*` and `?` stay within one; a pattern without `/` matches any path segment. */
@@ -54,11 +62,20 @@ export class PathFilter {
     return this.helpers.some((re) => re.test(path));
   }
 
-  /** Skipped when found by listing or walking; a file named on the command line skips only the helper test. */
-  isSkipped(path: string): boolean {
-    if (this.isHelper(path) || this.skips.some((re) => re.test(path))) return true;
+  /** Whether a configured skip glob (not a default skip) matches. */
+  isConfiguredSkip(path: string): boolean {
+    return this.skips.some((re) => re.test(path));
+  }
+
+  /**
+   * Skipped when found by listing or walking; a file named on the command line skips only the
+   * helper test. The default skips look only at `below`: the part of the path under a folder
+   * named on the command line, so that `leash check build` checks what is in `build`.
+   */
+  isSkipped(path: string, below: string = path): boolean {
+    if (this.isHelper(path) || this.isConfiguredSkip(path)) return true;
     if (!this.config.defaultSkips) return false;
-    const parts = path.split('/');
+    const parts = below.split('/');
     const name = parts.pop() ?? '';
     return parts.some((part) => SKIPPED_FOLDERS.has(part)) || SKIPPED_FILES.some((re) => re.test(name));
   }
@@ -69,57 +86,151 @@ function display(absolute: string, cwd: string): string {
   return (rel === '' || rel.startsWith('..') ? absolute : rel).split(sep).join('/');
 }
 
-export function listTargets(paths: string[], cwd: string, filter: PathFilter): Target[] {
+export function listTargets(paths: string[], cwd: string, filter: PathFilter): Listing {
   const targets: Target[] = [];
-  const add = (absolute: string, fromGit: boolean, named: boolean) => {
+  const notes: string[] = [];
+  const add = (absolute: string, origin: { fromGit?: boolean; named?: boolean; below?: string }) => {
     const path = display(absolute, cwd);
     const language = languageOf(path);
     if (!language) return;
-    if (named ? filter.isHelper(path) : filter.isSkipped(path)) return;
-    targets.push({ path, absolute, language, fromGit });
+    if (origin.named ? filter.isHelper(path) : filter.isSkipped(path, origin.below)) return;
+    targets.push({ path, absolute, language, fromGit: origin.fromGit === true, named: origin.named === true });
   };
   if (paths.length === 0) {
-    for (const rel of gitTrackedFiles(cwd)) add(join(cwd, rel), true, false);
-    return targets;
+    for (const entry of gitTrackedFiles(cwd)) {
+      const absolute = join(cwd, entry.path);
+      const path = display(absolute, cwd);
+      if (entry.mode === SYMLINK_MODE) {
+        if ((languageOf(path) || isDirectory(absolute)) && !filter.isSkipped(path)) notes.push(`${path}: ${NOT_FOLLOWED}`);
+      } else if (entry.mode === SUBMODULE_MODE) {
+        if (!filter.isSkipped(path)) notes.push(`${path}: a git submodule, not checked (run leash check inside it)`);
+      } else add(absolute, { fromGit: true });
+    }
+    return { targets, notes };
   }
   for (const given of paths) {
     const absolute = resolve(cwd, given);
-    let isDirectory: boolean;
+    let stats;
     try {
-      isDirectory = statSync(absolute).isDirectory();
+      stats = statSync(absolute); // a named path is taken as given: a symlink named here is followed
     } catch (error) {
       throw new CheckError(`cannot read ${given}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
-    if (!isDirectory) add(absolute, false, true);
-    else walk(absolute, (file) => add(file, false, false), (dir) => !filter.isSkipped(display(dir, cwd)) || dir === absolute);
+    if (stats.isDirectory()) {
+      const shown = display(absolute, cwd);
+      if (filter.isHelper(shown) || filter.isConfiguredSkip(shown)) {
+        notes.push(`${given}: skipped, it matches the configuration's "helpers" or "skip"`);
+        continue;
+      }
+      walk(absolute, cwd, filter, add, notes);
+    } else if (stats.isFile()) {
+      if (!languageOf(display(absolute, cwd))) notes.push(`${given}: not checked, not a Python or JS/TS file`);
+      add(absolute, { named: true });
+    } else {
+      throw new CheckError(`cannot check ${given}: not a regular file or a folder`);
+    }
   }
-  return targets;
+  return { targets, notes };
 }
 
-function walk(dir: string, onFile: (path: string) => void, enter: (dir: string) => boolean): void {
-  let entries;
+/**
+ * Walks a named folder without recursion (its depth is the file system's) and without following
+ * symlinks: a link met here is noted, never entered, so a link cannot lead the walk out of the
+ * tree or round a cycle. FIFOs, sockets and devices are never opened.
+ */
+function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: string, origin: { below: string }) => void, notes: string[]): void {
+  const stack = [root];
+  for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (error) {
+      throw new CheckError(`cannot list ${display(dir, cwd)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    // Sorted in reverse, then popped: folders are walked in name order.
+    entries.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+    const files: string[] = [];
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      const below = relative(root, path).split(sep).join('/');
+      if (entry.isDirectory()) {
+        if (!filter.isSkipped(display(path, cwd), below)) stack.push(path);
+      } else if (entry.isFile()) files.push(path);
+      else if (languageOf(entry.name) || entry.isSymbolicLink()) {
+        const shown = display(path, cwd);
+        if (filter.isSkipped(shown, below)) continue;
+        if (!entry.isSymbolicLink()) notes.push(`${shown}: not a regular file, skipped`);
+        else if (languageOf(entry.name) || isDirectory(path)) notes.push(`${shown}: ${NOT_FOLLOWED}`);
+      }
+    }
+    for (const path of files.reverse()) add(path, { below: relative(root, path).split(sep).join('/') });
+  }
+}
+
+function isDirectory(path: string): boolean {
   try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch (error) {
-    throw new CheckError(`cannot list ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (enter(path)) walk(path, onFile, enter);
-    } else if (entry.isFile()) onFile(path);
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
-function gitTrackedFiles(cwd: string): string[] {
+/** The one symlink rule: a link met while listing (git or a walk) is never followed, and is said. */
+const NOT_FOLLOWED = 'a symbolic link, not followed (name its target to check it)';
+const SYMLINK_MODE = '120000';
+const SUBMODULE_MODE = '160000';
+
+function gitTrackedFiles(cwd: string): Array<{ path: string; mode: string }> {
   let out: string;
   try {
-    out = execFileSync('git', ['ls-files', '-z'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+    out = execFileSync('git', ['ls-files', '-z', '--stage'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
     // Failing closed: an empty list would read as "no detached spawns".
     throw new CheckError(`cannot list the tracked files with git in ${cwd}: ${stderr || (error as Error).message}; name the paths to check instead`);
   }
-  return out.split('\0').filter((rel) => rel !== '');
+  // `MODE OBJECT STAGE\tPATH`; a file in a merge conflict is listed once per stage.
+  const seen = new Set<string>();
+  const files: Array<{ path: string; mode: string }> = [];
+  for (const record of out.split('\0')) {
+    const tab = record.indexOf('\t');
+    if (tab < 0) continue;
+    const path = record.slice(tab + 1);
+    if (seen.has(path)) continue;
+    seen.add(path);
+    files.push({ path, mode: record.slice(0, record.indexOf(' ')) });
+  }
+  return files;
+}
+
+export type ReadResult = { text: string } | { skipped: string };
+
+/**
+ * Reads a target without ever blocking on it: opened non-blocking (a FIFO would otherwise wait
+ * for a writer forever) and checked to be a regular file on the open descriptor, so a file
+ * swapped for a FIFO or a link after listing is caught too. A listed file is opened without
+ * following a symlink; a named one is followed.
+ */
+export function readTarget(target: Target): ReadResult {
+  let fd: number;
+  try {
+    fd = openSync(target.absolute, constants.O_RDONLY | constants.O_NONBLOCK | (target.named ? 0 : constants.O_NOFOLLOW));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (target.fromGit && code === 'ENOENT') return { skipped: '' }; // deleted in the work tree, still in the index
+    if (code === 'ELOOP' && !target.named) return { skipped: `${target.path}: became a symbolic link, not followed` };
+    throw new CheckError(`cannot read ${target.path}: ${code ?? (error as Error).message}`);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) {
+      if (target.named) throw new CheckError(`cannot check ${target.path}: not a regular file`);
+      return { skipped: `${target.path}: not a regular file, skipped` };
+    }
+    return { text: readFileSync(fd, 'utf8') };
+  } catch (error) {
+    if (error instanceof CheckError) throw error;
+    throw new CheckError(`cannot read ${target.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,14 +1,24 @@
 // Output formats: text for people, JSON for scripts, SARIF 2.1.0 for code scanning, GitHub
 // workflow commands for annotations on a pull request.
+import { about, ruleDocsUrl } from './about.js';
 import { MARKER_TEXT } from './markers.js';
 import type { Finding, RuleId } from './types.js';
 
 export const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
 export type Format = (typeof FORMATS)[number];
 
+/** A file the run could not judge: unreadable, or an analyser failed on it. Fails the run (exit 2). */
+export interface Failure {
+  path: string;
+  reason: string;
+}
+
 export interface Report {
   findings: Finding[];
   advisories: string[];
+  /** Things met but not looked at (symlinks not followed, non-regular files, skipped named folders). */
+  notes: string[];
+  failures: Failure[];
   filesChecked: number;
   /** Whether the advisories fail the run (--strict-baseline). */
   strictBaseline: boolean;
@@ -38,7 +48,7 @@ export function reported(findings: Finding[]): Finding[] {
 }
 
 export function failing(report: Report): boolean {
-  return reported(report.findings).some((f) => f.severity === 'error') || (report.strictBaseline && report.advisories.length > 0);
+  return report.failures.length > 0 || reported(report.findings).some((f) => f.severity === 'error') || (report.strictBaseline && report.advisories.length > 0);
 }
 
 export function render(format: Format, report: Report): string {
@@ -57,16 +67,25 @@ export function render(format: Format, report: Report): string {
 function renderText(report: Report): string {
   const shown = reported(report.findings);
   const lines = shown.map((f) => `${f.path}:${f.line}:${f.column} ${f.rule} ${f.severity === 'warning' ? 'warning: ' : ''}${f.message}`);
+  for (const failure of report.failures) lines.push(`${failure.path}: cannot check: ${failure.reason}`);
+  for (const note of report.notes) lines.push(`note: ${note}`);
   if (report.advisories.length > 0) {
     lines.push(`advisory: the baseline is stale; regenerate it with --print-baseline${report.strictBaseline ? ' (fails with --strict-baseline)' : ''}:`);
     lines.push(...report.advisories.map((a) => `  ${a}`));
   }
-  const errors = shown.filter((f) => f.severity === 'error').length;
+  const spawns = shown.filter((f) => f.severity === 'error' && f.rule !== 'parse-error').length;
+  const unparsed = new Set(shown.filter((f) => f.rule === 'parse-error').map((f) => f.path)).size;
   const exempt = report.findings.filter((f) => f.suppressed?.kind === 'marker').length;
   const baselined = report.findings.filter((f) => f.suppressed?.kind === 'baseline').length;
   const tally = `${report.filesChecked} file(s) checked, ${exempt} marked exempt, ${baselined} within the baseline`;
-  if (errors > 0) {
-    lines.push('', `${errors} detached spawn finding(s) (${tally}). ${FIX_HINT}`);
+  const problems: string[] = [];
+  if (spawns > 0) problems.push(`${spawns} detached spawn finding(s)`);
+  if (unparsed > 0) problems.push(`${unparsed} file(s) that could not be parsed`);
+  if (report.failures.length > 0) problems.push(`${report.failures.length} file(s) that could not be checked`);
+  if (report.strictBaseline && report.advisories.length > 0) problems.push('a stale baseline (--strict-baseline)');
+  if (problems.length > 0) {
+    lines.push('', `${problems.join(', ')} (${tally}).`);
+    if (spawns > 0) lines.push(`${FIX_HINT} Rules: ${about().docsUrl}`);
   } else {
     lines.push(`no detached spawns outside the owned-spawn helper (${tally})`);
   }
@@ -80,6 +99,8 @@ function renderJson(report: Report): string {
       findings: reported(report.findings).map(plain),
       suppressed: report.findings.filter((f) => f.suppressed).map((f) => ({ ...plain(f), suppressed: f.suppressed })),
       advisories: report.advisories,
+      notes: report.notes,
+      failures: report.failures,
       filesChecked: report.filesChecked,
       failed: failing(report),
     },
@@ -116,10 +137,25 @@ function renderSarif(report: Report): string {
         tool: {
           driver: {
             name: 'leash-check',
-            informationUri: 'https://www.npmjs.com/package/leash',
-            rules: rules.map((id) => ({ id, shortDescription: { text: RULE_HELP[id] }, help: { text: FIX_HINT } })),
+            version: about().version,
+            semanticVersion: about().version,
+            informationUri: about().docsUrl,
+            rules: rules.map((id) => ({ id, shortDescription: { text: RULE_HELP[id] }, help: { text: FIX_HINT }, helpUri: ruleDocsUrl(id) })),
           },
         },
+        invocations: [
+          {
+            executionSuccessful: report.failures.length === 0,
+            toolExecutionNotifications: [
+              ...report.failures.map((f) => ({
+                level: 'error',
+                message: { text: `cannot check: ${f.reason}` },
+                locations: [{ physicalLocation: { artifactLocation: { uri: encodeURI(f.path), uriBaseId: '%SRCROOT%' } } }],
+              })),
+              ...report.notes.map((note) => ({ level: 'note', message: { text: note } })),
+            ],
+          },
+        ],
         results,
       },
     ],
@@ -132,9 +168,14 @@ const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').r
 const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
 function renderGithub(report: Report): string {
-  const lines = reported(report.findings).map(
-    (f) => `::${f.severity} file=${escapeProperty(f.path)},line=${f.line},col=${f.column},title=${escapeProperty(`leash ${f.rule}`)}::${escapeData(`${f.message}. ${FIX_HINT}`)}`,
+  const shown = reported(report.findings);
+  const lines = shown.map(
+    (f) => `::${f.severity} file=${escapeProperty(f.path)},line=${f.line},col=${f.column},title=${escapeProperty(`leash ${f.rule}`)}::${escapeData(`${f.message} (${ruleDocsUrl(f.rule)})`)}`,
   );
+  for (const failure of report.failures) lines.push(`::error file=${escapeProperty(failure.path)},title=leash cannot check::${escapeData(failure.reason)}`);
+  for (const note of report.notes) lines.push(`::notice title=leash check::${escapeData(note)}`);
   for (const advisory of report.advisories) lines.push(`::${report.strictBaseline ? 'error' : 'warning'} title=leash baseline::${escapeData(advisory)}`);
+  // The fix is said once per run, not on every annotation.
+  if (shown.some((f) => f.severity === 'error' && f.rule !== 'parse-error')) lines.push(`::notice title=leash check: how to fix::${escapeData(FIX_HINT)}`);
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }

@@ -10,6 +10,8 @@
 // CommonJS, and an ESM `import` of it first runs Node's module-format detection and CommonJS
 // export scan over all of it, which costs about 0.4 s of start-up for nothing.
 import ts = require('typescript');
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { backgroundingIn } from './shell.js';
 import type { RawFinding } from './types.js';
 
@@ -59,10 +61,93 @@ export function scriptKindFor(path: string): ts.ScriptKind {
   return ts.ScriptKind.JS;
 }
 
-export function analyseJs(text: string, path: string): RawFinding[] {
+function parse(path: string, text: string): ts.SourceFile {
   // JSDoc is not parsed: no rule reads it, and it does not change the tree or the syntax errors.
-  const sf = ts.createSourceFile(path, text, { languageVersion: ts.ScriptTarget.Latest, jsDocParsingMode: ts.JSDocParsingMode.ParseNone }, false, scriptKindFor(path));
-  return new JsFileAnalysis(sf).run();
+  return ts.createSourceFile(path, text, { languageVersion: ts.ScriptTarget.Latest, jsDocParsingMode: ts.JSDocParsingMode.ParseNone }, false, scriptKindFor(path));
+}
+
+/**
+ * The findings of one file. `root` bounds the relative imports that are followed (the project's
+ * own spawn wrappers and re-exports): a module outside it is not read.
+ */
+export function analyseJs(text: string, path: string, root: string = process.cwd()): RawFinding[] {
+  return new JsFileAnalysis(parse(path, text), { root: resolve(root), depth: 0 }).run();
+}
+
+// --- the project's own modules, followed through relative imports --------------------------------
+
+/** How far a chain of relative re-exports is followed. */
+const MAX_IMPORT_DEPTH = 4;
+/** Modules larger than this are not read for their exports: a generated bundle, not a wrapper. */
+const MAX_MODULE_BYTES = 1 << 20;
+const RESOLVE_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
+
+interface ImportContext {
+  root: string;
+  depth: number;
+}
+
+/** Exported spawn functions of the modules read so far, by path, size and modification time. */
+const moduleCache = new Map<string, ModuleShape | null>();
+
+/** The file a relative specifier names, as TypeScript and Node would find it; only regular files inside `root`. */
+function resolveRelative(from: string, specifier: string, root: string): string | undefined {
+  const base = resolve(dirname(resolve(from)), specifier);
+  const swapped = base.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
+  const candidates = [base, swapped, ...RESOLVE_EXTENSIONS.map((ext) => base + ext), ...RESOLVE_EXTENSIONS.map((ext) => `${base}/index${ext}`)];
+  for (const candidate of candidates) {
+    const inside = relative(root, candidate);
+    if (inside.startsWith('..') || isAbsolute(inside)) return undefined;
+    try {
+      // lstat: a symlink is not followed, as in the file listing.
+      if (lstatSync(candidate).isFile()) return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/** Reads a module's text without blocking on a FIFO swapped in, and only if it is small enough to be hand-written. */
+function readModule(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > MAX_MODULE_BYTES) return undefined;
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The spawn functions a project module exports (re-exported, or wrappers that pass options through). */
+function projectModule(from: string, specifier: string, context: ImportContext): ModuleShape | undefined {
+  if (context.depth >= MAX_IMPORT_DEPTH) return undefined;
+  const file = resolveRelative(from, specifier, context.root);
+  if (!file) return undefined;
+  let key: string;
+  try {
+    const stats = lstatSync(file);
+    key = `${file}\0${stats.size}\0${stats.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+  if (moduleCache.has(key)) return moduleCache.get(key) ?? undefined;
+  moduleCache.set(key, null); // a cycle of imports reads as "nothing exported" while it is being read
+  let shape: ModuleShape | undefined;
+  try {
+    const text = readModule(file);
+    if (text !== undefined) shape = new JsFileAnalysis(parse(file, text), { root: context.root, depth: context.depth + 1 }).exportedSpawns();
+  } catch {
+    shape = undefined; // that module's own check reports why it cannot be read
+  }
+  moduleCache.set(key, shape ?? null);
+  return shape;
 }
 
 function unwrap(node: ts.Expression): ts.Expression {
@@ -117,6 +202,69 @@ function isFalsy(node: ts.Expression): boolean {
 
 type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression;
 
+const isRelative = (specifier: string) => specifier.startsWith('./') || specifier.startsWith('../');
+
+function hasExportModifier(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
+  return node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) === true;
+}
+
+/** The function a node is written in (parent links are set by the collecting walk). */
+function enclosingFunction(node: ts.Node): FunctionLike | undefined {
+  for (let at = node.parent; at; at = at.parent) {
+    if (ts.isFunctionDeclaration(at) || ts.isArrowFunction(at) || ts.isFunctionExpression(at)) return at;
+    if (ts.isMethodDeclaration(at) || ts.isConstructorDeclaration(at) || ts.isAccessor(at)) return undefined;
+  }
+  return undefined;
+}
+
+/** The name a function is known by in this file: its own, or the variable it initialises. */
+function functionName(fn: FunctionLike): string | undefined {
+  if (ts.isFunctionDeclaration(fn)) return fn.name?.text;
+  let at: ts.Node = fn;
+  while (at.parent && (ts.isParenthesizedExpression(at.parent) || ts.isAsExpression(at.parent) || ts.isSatisfiesExpression(at.parent))) at = at.parent;
+  return at.parent && ts.isVariableDeclaration(at.parent) && ts.isIdentifier(at.parent.name) ? at.parent.name.text : undefined;
+}
+
+/**
+ * Whether `call` (a spawn call in `fn`) is handed one of fn's parameters as it came: the
+ * parameter itself (past the command), spread into the arguments, or spread into an options
+ * object that does not set `detached` after it. Then the options fn's callers pass reach the spawn.
+ */
+function passesThrough(fn: FunctionLike, call: ts.CallExpression): boolean {
+  const params = new Set<string>();
+  for (const parameter of fn.parameters) if (ts.isIdentifier(parameter.name)) params.add(parameter.name.text);
+  if (params.size === 0) return false;
+  const isParam = (e: ts.Expression) => {
+    const node = unwrap(e);
+    return ts.isIdentifier(node) && params.has(node.text);
+  };
+  // The first argument is the command: passing that through makes no wrapper of options.
+  for (const [index, argument] of call.arguments.entries()) {
+    if ((index > 0 && isParam(argument)) || (ts.isSpreadElement(argument) && isParam(argument.expression))) return true;
+    const object = unwrap(argument);
+    if (!ts.isObjectLiteralExpression(object)) continue;
+    let spread = false;
+    for (const property of object.properties) {
+      if (ts.isSpreadAssignment(property) && isParam(property.expression)) spread = true;
+      else if (propertyName(property.name) === 'detached') spread = false; // an explicit value overrides the caller's
+    }
+    if (spread) return true;
+  }
+  return false;
+}
+
+/** Properties of a library's subprocess object that hold the Node ChildProcess (nano-spawn, tinyexec, ...). */
+const CHILD_MEMBERS = new Set(['nodeChildProcess', 'childProcess', 'process', 'child', 'subprocess']);
+
+/** Spawn-option keys besides `detached`: an object literal holding one is spawn options. */
+const SPAWN_OPTION_KEYS = new Set(['stdio', 'cwd', 'env', 'shell', 'windowsHide', 'windowsVerbatimArguments', 'argv0', 'uid', 'gid', 'killSignal', 'serialization', 'execPath', 'execArgv']);
+/** Callees and names that can carry spawn options; `onSpawn(...)` and the like are callbacks, not spawns. */
+const SPAWNISH_NAME = /^(?!on[A-Z_])\w*(?:spawn|exec|fork|launch|daemon|start|run|child|process|pty|opt(?:ion)?s?)\w*$/i;
+
+function isLogical(kind: ts.SyntaxKind): boolean {
+  return kind === ts.SyntaxKind.BarBarToken || kind === ts.SyntaxKind.QuestionQuestionToken || kind === ts.SyntaxKind.AmpersandAmpersandToken;
+}
+
 class JsFileAnalysis {
   private readonly bindings = new Map<string, Binding>();
   private readonly variables = new Map<string, ts.VariableDeclaration[]>();
@@ -129,19 +277,33 @@ class JsFileAnalysis {
   private readonly detachedProperties: ts.ObjectLiteralElementLike[] = [];
   /** Source text of the expressions that hold a child handle (`child`, `this.proc`). */
   private readonly childHandles = new Set<string>();
-  private readonly handleAssignments: Array<[ts.Expression, ts.Expression]> = [];
+  /** Source text of the members and names a spawn function is stored in (`this.run = deps.spawn ?? spawn`). */
+  private readonly spawnMembers = new Set<string>();
+  private readonly handleAssignments: Array<[string, ts.Expression]> = [];
+  /** `export ...`, `module.exports = ...`, `exports.x = ...`: read only when another file imports this one. */
+  private readonly exportNodes: ts.Node[] = [];
   private readonly findings: RawFinding[] = [];
   /** Evidence nodes already tied to a spawn call, so they are not reported twice. */
   private readonly connected = new Set<ts.Node>();
 
-  constructor(private readonly sf: ts.SourceFile) {}
+  constructor(
+    private readonly sf: ts.SourceFile,
+    private readonly context: ImportContext,
+  ) {}
+
+  /** Collection and the facts every check relies on: handles, stored spawn functions, wrappers. */
+  private prepare(): void {
+    this.collect(this.sf);
+    for (const [target, value] of this.handleAssignments) {
+      if (this.isSpawnCall(value)) this.childHandles.add(target);
+      else if (target.includes('.') && this.isSpawnFunction(value)) this.spawnMembers.add(target);
+    }
+    if (this.bindings.size > 0 || this.spawnMembers.size > 0) this.bindWrappers();
+  }
 
   run(): RawFinding[] {
     this.reportParseErrors();
-    this.collect(this.sf);
-    for (const [target, value] of this.handleAssignments) {
-      if (this.isSpawnCall(value)) this.childHandles.add(target.getText(this.sf));
-    }
+    this.prepare();
     for (const call of this.calls) this.checkCall(call);
     for (const tagged of this.taggedTemplates) this.checkTaggedTemplate(tagged);
     for (const declaration of this.typedDeclarations) this.checkTypedDeclaration(declaration);
@@ -151,8 +313,9 @@ class JsFileAnalysis {
 
   private reportParseErrors(): void {
     // parseDiagnostics is not in the public typings but is what tsc itself reports as syntax errors.
-    const diagnostics = (this.sf as unknown as { parseDiagnostics?: ts.DiagnosticWithLocation[] }).parseDiagnostics;
-    const first = diagnostics?.[0];
+    const all = (this.sf as unknown as { parseDiagnostics?: ts.DiagnosticWithLocation[] }).parseDiagnostics ?? [];
+    const diagnostics = this.isScript() ? all.filter((d) => !this.sloppyModeAllows(d)) : all;
+    const first = diagnostics[0];
     if (!first) return;
     const { line, character } = this.sf.getLineAndCharacterOfPosition(first.start);
     this.findings.push({
@@ -165,11 +328,63 @@ class JsFileAnalysis {
     });
   }
 
+  /**
+   * A `.cjs` file, or a `.js`/`.jsx` file with no import or export, runs as a script (Node runs it as
+   * CommonJS), where sloppy-mode syntax is valid. TypeScript's parser reads every file as strict.
+   */
+  private isScript(): boolean {
+    if (/\.cjs$/i.test(this.sf.fileName)) return true;
+    return /\.jsx?$/i.test(this.sf.fileName) && (this.sf as unknown as { externalModuleIndicator?: unknown }).externalModuleIndicator === undefined;
+  }
+
+  /**
+   * Strict-mode-only complaints that sloppy mode accepts: octal literals (`0777`), leading-zero
+   * decimals (`08`), and octal or `\8` escapes in a string literal (not in a template, where they
+   * are errors in every mode).
+   */
+  private sloppyModeAllows(diagnostic: ts.DiagnosticWithLocation): boolean {
+    if (![1121, 1487, 1488, 1489].includes(diagnostic.code)) return false;
+    let node: ts.Node = this.sf;
+    // Down to the innermost node holding the position, without recursion.
+    for (;;) {
+      let inner: ts.Node | undefined;
+      ts.forEachChild(node, (child) => {
+        if (child.pos <= diagnostic.start && diagnostic.start < child.end) inner = child;
+        return inner !== undefined;
+      });
+      if (!inner) break;
+      node = inner;
+    }
+    return ts.isStringLiteral(node) || ts.isNumericLiteral(node);
+  }
+
   // --- collection: one walk over the file -------------------------------------------------------
+
+  // Iterative: a file's depth is unbounded (a chain of a thousand calls, a long `+` of strings), and
+  // a recursive walk over it overflows the stack. Children are pushed in reverse so that nodes are
+  // visited in source order, which the "last declaration before the use" lookups rely on.
+  private collect(root: ts.Node): void {
+    const stack: ts.Node[] = [root];
+    const children: ts.Node[] = [];
+    let parent: ts.Node = root;
+    const push = (child: ts.Node): undefined => {
+      // Parent links, set here rather than by the parser's own extra pass over the tree.
+      (child as { parent: ts.Node }).parent = parent;
+      children.push(child);
+      return undefined; // forEachChild stops at a truthy return
+    };
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      this.collectNode(node);
+      parent = node;
+      ts.forEachChild(node, push);
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
+      children.length = 0;
+    }
+  }
 
   // One switch on the kind read once: a chain of ts.isX tests re-reads `kind` from nodes of many
   // shapes (a slow, megamorphic access) for every node of the file.
-  private collect(node: ts.Node): void {
+  private collectNode(node: ts.Node): void {
     switch (node.kind) {
       case ts.SyntaxKind.ImportDeclaration:
         this.collectImport(node as ts.ImportDeclaration);
@@ -183,6 +398,21 @@ class JsFileAnalysis {
       case ts.SyntaxKind.FunctionDeclaration: {
         const declaration = node as ts.FunctionDeclaration;
         if (declaration.name) this.functions.set(declaration.name.text, declaration);
+        if (hasExportModifier(declaration)) this.exportNodes.push(declaration);
+        break;
+      }
+      case ts.SyntaxKind.VariableStatement:
+        if (hasExportModifier(node as ts.VariableStatement)) this.exportNodes.push(node);
+        break;
+      case ts.SyntaxKind.ExportDeclaration:
+      case ts.SyntaxKind.ExportAssignment:
+        this.exportNodes.push(node);
+        break;
+      case ts.SyntaxKind.PropertyDeclaration: {
+        // class C { run = deps.spawn ?? spawn; proc = spawn(...) }: read as `this.run`, `this.proc`.
+        const property = node as ts.PropertyDeclaration;
+        const name = propertyName(property.name);
+        if (name !== undefined && property.initializer) this.handleAssignments.push([`this.${name}`, unwrap(property.initializer)]);
         break;
       }
       case ts.SyntaxKind.CallExpression:
@@ -201,20 +431,15 @@ class JsFileAnalysis {
         }
         break;
     }
-    ts.forEachChild(node, this.collectChild);
   }
-
-  /** forEachChild stops at a truthy return, so this returns nothing. */
-  private readonly collectChild = (child: ts.Node): undefined => {
-    this.collect(child);
-    return undefined;
-  };
 
   private collectImport(node: ts.ImportDeclaration): void {
     if (!ts.isStringLiteral(node.moduleSpecifier)) return;
-    const shape = SPAWN_MODULES.get(node.moduleSpecifier.text);
     const clause = node.importClause;
-    if (!shape || !clause) return;
+    if (!clause || clause.isTypeOnly) return;
+    if (isRelative(node.moduleSpecifier.text)) return this.collectProjectImport(node.moduleSpecifier.text, clause);
+    const shape = SPAWN_MODULES.get(node.moduleSpecifier.text);
+    if (!shape) return;
     if (clause.name) this.bindModuleObject(clause.name.text, shape);
     const named = clause.namedBindings;
     if (named && ts.isNamespaceImport(named)) this.bindModuleObject(named.name.text, shape);
@@ -223,6 +448,20 @@ class JsFileAnalysis {
         const imported = (element.propertyName ?? element.name).text;
         if (imported === 'default') this.bindModuleObject(element.name.text, shape);
         else if (shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function' });
+      }
+    }
+  }
+
+  /** `import run, { spawn as s } from './proc.js'`: names bound to the spawn functions a project module exports. */
+  private collectProjectImport(specifier: string, clause: ts.ImportClause): void {
+    const shape = projectModule(this.sf.fileName, specifier, this.context);
+    if (!shape) return;
+    if (clause.name && shape.functions.has('default')) this.bindings.set(clause.name.text, { kind: 'function' });
+    const named = clause.namedBindings;
+    if (named && ts.isNamespaceImport(named)) this.bindings.set(named.name.text, { kind: 'namespace', shape });
+    if (named && ts.isNamedImports(named)) {
+      for (const element of named.elements) {
+        if (shape.functions.has((element.propertyName ?? element.name).text)) this.bindings.set(element.name.text, { kind: 'function' });
       }
     }
   }
@@ -257,7 +496,7 @@ class JsFileAnalysis {
       const module = this.moduleObjectOf(init);
       if (module) this.bindings.set(name, module);
       else if (this.isSpawnFunction(init) || this.isPromisifiedSpawn(init)) this.bindings.set(name, { kind: 'function' });
-      this.handleAssignments.push([node.name, init]);
+      this.handleAssignments.push([name, init]);
     } else if (ts.isObjectBindingPattern(node.name)) {
       // const { spawn, exec: run } = require('child_process')  /  = cp  /  = await import('execa')
       const module = this.moduleObjectOf(init);
@@ -290,7 +529,9 @@ class JsFileAnalysis {
 
   private collectAssignment(node: ts.BinaryExpression): void {
     const left = unwrap(node.left);
-    this.handleAssignments.push([left, unwrap(node.right)]);
+    const leftText = left.getText(this.sf);
+    this.handleAssignments.push([leftText, unwrap(node.right)]);
+    if (/^(?:module\.)?exports\b/.test(leftText)) this.exportNodes.push(node);
     if (ts.isIdentifier(left)) {
       this.addMutation(left.text, node.right);
       return;
@@ -327,6 +568,12 @@ class JsFileAnalysis {
       const isImport = node.expression.kind === ts.SyntaxKind.ImportKeyword;
       const specifier = node.arguments[0] && unwrap(node.arguments[0]);
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
+        if (isRelative(specifier.text)) {
+          const project = projectModule(this.sf.fileName, specifier.text, this.context);
+          if (!project) return undefined;
+          // require() of a module whose exports object is itself a spawn function.
+          return project.callableDefault && isRequire ? { kind: 'callable', shape: project } : { kind: 'namespace', shape: project };
+        }
         const shape = SPAWN_MODULES.get(specifier.text);
         if (!shape) return undefined;
         // `import('cross-spawn')` yields a namespace whose default is the function; calling
@@ -344,14 +591,25 @@ class JsFileAnalysis {
       const binding = this.bindings.get(node.text);
       return binding?.kind === 'function' || binding?.kind === 'callable';
     }
+    // A spawn function on some path is a spawn function: `deps.spawn ?? spawn`, `mock ? fake : spawn`.
+    if (ts.isConditionalExpression(node)) return this.isSpawnFunction(node.whenTrue) || this.isSpawnFunction(node.whenFalse);
+    if (ts.isBinaryExpression(node) && isLogical(node.operatorToken.kind)) {
+      return this.isSpawnFunction(node.right) || (node.operatorToken.kind !== ts.SyntaxKind.AmpersandAmpersandToken && this.isSpawnFunction(node.left));
+    }
+    if (this.spawnMembers.size > 0 && ts.isPropertyAccessExpression(node) && this.spawnMembers.has(node.getText(this.sf))) return true;
     const name = memberName(node);
     if (name !== undefined && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node))) {
       const owner = this.moduleObjectOf(node.expression);
       if (!owner) return false;
       return owner.shape.functions.has(name) || (owner.kind === 'callable' && name !== 'then');
     }
-    // execa({ detached: true }) returns a spawn function bound to those options.
-    if (ts.isCallExpression(node)) return this.isSpawnFunction(node.expression);
+    // execa({ detached: true }) returns a spawn function bound to those options; `f()()()` is
+    // followed by a loop, not recursion, since such a chain can be any length.
+    if (ts.isCallExpression(node)) {
+      let callee = unwrap(node.expression);
+      while (ts.isCallExpression(callee)) callee = unwrap(callee.expression);
+      return this.isSpawnFunction(callee);
+    }
     return false;
   }
 
@@ -365,9 +623,87 @@ class JsFileAnalysis {
     return name === 'promisify' && argument !== undefined && this.isSpawnFunction(argument);
   }
 
-  private isSpawnCall(expression: ts.Expression): expression is ts.CallExpression {
+  /** Whether `expression` evaluates to a child handle on some path: a spawn call, or a choice between them. */
+  private isSpawnCall(expression: ts.Expression): boolean {
     const node = unwrap(expression);
+    if (ts.isConditionalExpression(node)) return this.isSpawnCall(node.whenTrue) || this.isSpawnCall(node.whenFalse);
+    if (ts.isBinaryExpression(node) && isLogical(node.operatorToken.kind)) return this.isSpawnCall(node.right) || this.isSpawnCall(node.left);
     return ts.isCallExpression(node) && this.isSpawnFunction(node.expression);
+  }
+
+  /** Whether `expression` holds a child handle: a spawn call, a variable or member bound to one, or a library's `.nodeChildProcess`. */
+  private isChildHandle(expression: ts.Expression): boolean {
+    const node = unwrap(expression);
+    if (this.isSpawnCall(node) || this.childHandles.has(node.getText(this.sf))) return true;
+    const name = memberName(node);
+    return name !== undefined && CHILD_MEMBERS.has(name) && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && this.isChildHandle(node.expression);
+  }
+
+  /**
+   * Functions of this file that pass their options through to a spawn call (one level: a wrapper
+   * of a wrapper is not followed): a call of one with detaching options is a detached spawn.
+   */
+  private bindWrappers(): void {
+    const wrappers: string[] = [];
+    for (const call of this.calls) {
+      if (!this.isSpawnFunction(call.expression)) continue;
+      const fn = enclosingFunction(call);
+      if (!fn || !passesThrough(fn, call)) continue;
+      const name = functionName(fn);
+      if (name !== undefined && this.functions.get(name) === fn && !this.bindings.has(name)) wrappers.push(name);
+    }
+    for (const name of wrappers) this.bindings.set(name, { kind: 'function' });
+  }
+
+  /** The spawn functions this module exports, for a file that imports it. */
+  exportedSpawns(): ModuleShape | undefined {
+    this.prepare();
+    const functions = new Set<string>();
+    let callableDefault = false;
+    const local = (name: string) => this.bindings.get(name)?.kind === 'function' || this.bindings.get(name)?.kind === 'callable';
+    for (const node of this.exportNodes) {
+      if (ts.isExportDeclaration(node)) {
+        if (node.isTypeOnly) continue;
+        const from = node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) ? node.moduleSpecifier.text : undefined;
+        const source = from === undefined ? undefined : isRelative(from) ? projectModule(this.sf.fileName, from, this.context) : SPAWN_MODULES.get(from);
+        if (from !== undefined && !source) continue;
+        if (!node.exportClause) {
+          for (const name of source?.functions ?? []) if (name !== 'default') functions.add(name); // export * from '...'
+        } else if (ts.isNamedExports(node.exportClause)) {
+          for (const element of node.exportClause.elements) {
+            const imported = (element.propertyName ?? element.name).text;
+            const isSpawn = source ? source.functions.has(imported) || (imported === 'default' && source.callableDefault) : local(imported);
+            if (isSpawn) functions.add(element.name.text);
+          }
+        }
+      } else if (ts.isExportAssignment(node)) {
+        if (this.isSpawnFunction(node.expression)) functions.add('default');
+      } else if (ts.isFunctionDeclaration(node)) {
+        const isDefault = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword) === true;
+        if (node.name && local(node.name.text)) functions.add(isDefault ? 'default' : node.name.text);
+      } else if (ts.isVariableStatement(node)) {
+        for (const declaration of node.declarationList.declarations) {
+          if (ts.isIdentifier(declaration.name) && local(declaration.name.text)) functions.add(declaration.name.text);
+        }
+      } else if (ts.isBinaryExpression(node)) {
+        const target = unwrap(node.left).getText(this.sf);
+        const value = unwrap(node.right);
+        const member = /^(?:module\.)?exports\.(\w+)$/.exec(target)?.[1];
+        if (member !== undefined) {
+          if (this.isSpawnFunction(value)) functions.add(member);
+        } else if (target === 'module.exports') {
+          if (this.isSpawnFunction(value)) callableDefault = true;
+          if (ts.isObjectLiteralExpression(value)) {
+            for (const property of value.properties) {
+              const name = propertyName(property.name);
+              const init = ts.isPropertyAssignment(property) ? property.initializer : ts.isShorthandPropertyAssignment(property) ? property.name : undefined;
+              if (name !== undefined && init && this.isSpawnFunction(init)) functions.add(name);
+            }
+          }
+        }
+      }
+    }
+    return functions.size > 0 || callableDefault ? { functions, callableDefault } : undefined;
   }
 
   /** The declaration `name` most likely refers to at `use`: the last one before it, else the first. */
@@ -461,14 +797,26 @@ class JsFileAnalysis {
   private returnedDetaching(fn: FunctionLike, seen: Set<ts.Node>, depth: number): ts.Node | undefined {
     if (!fn.body) return undefined;
     if (!ts.isBlock(fn.body)) return this.detachingNode(fn.body, seen, depth + 1);
-    let found: ts.Node | undefined;
-    const visit = (node: ts.Node): void => {
-      if (found) return;
-      if (ts.isReturnStatement(node) && node.expression) found = this.detachingNode(node.expression, seen, depth + 1);
-      else if (!ts.isFunctionLike(node)) ts.forEachChild(node, visit);
+    // The returns of this function, not of functions nested in it, in source order; iterative,
+    // since a body's depth is unbounded.
+    const stack: ts.Node[] = [fn.body];
+    const children: ts.Node[] = [];
+    const push = (child: ts.Node): undefined => {
+      children.push(child);
+      return undefined;
     };
-    ts.forEachChild(fn.body, visit);
-    return found;
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      if (ts.isReturnStatement(node)) {
+        const found = node.expression ? this.detachingNode(node.expression, seen, depth + 1) : undefined;
+        if (found) return found;
+        continue;
+      }
+      if (node !== fn.body && ts.isFunctionLike(node)) continue;
+      ts.forEachChild(node, push);
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
+      children.length = 0;
+    }
+    return undefined;
   }
 
   // --- the checks ---------------------------------------------------------------------------------
@@ -476,8 +824,7 @@ class JsFileAnalysis {
   private checkCall(call: ts.CallExpression): void {
     const callee = unwrap(call.expression);
     if (memberName(callee) === 'unref' && call.arguments.length === 0 && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) {
-      const target = unwrap(callee.expression);
-      if (this.isSpawnCall(target) || this.childHandles.has(target.getText(this.sf))) {
+      if (this.isChildHandle(callee.expression)) {
         this.report(ts.isPropertyAccessExpression(callee) ? callee.name : callee, 'js-unref-child', 'error', '`.unref()` on a child process lets the owner exit while the child keeps running', call);
       }
       return;
@@ -532,8 +879,66 @@ class JsFileAnalysis {
       if (this.connected.has(property)) continue;
       if (ts.isPropertyAssignment(property) && isFalsy(property.initializer)) continue;
       if (ts.isShorthandPropertyAssignment(property) && !this.shorthandDetaches(property)) continue;
+      if (!this.mayBeSpawnOptions(property)) continue;
       this.report(property, 'js-detached-literal', 'warning', '`detached` set in a file that spawns processes; not traced to a spawn call, check where it goes', property);
     }
+  }
+
+  /**
+   * Whether the object holding this `detached` can be spawn options: it has another spawn-option
+   * key, or it goes where options go (a spawn-like call, a name that says options, an export, a
+   * function that builds options). A `detached` field of a data or log record
+   * (`onSpawn({ pid, detached })`, `{ url, detached: frame.isDetached() }`) is none of these.
+   */
+  private mayBeSpawnOptions(property: ts.ObjectLiteralElementLike): boolean {
+    let object: ts.Node = property.parent;
+    if (ts.isObjectLiteralExpression(object) && object.properties.some((p) => SPAWN_OPTION_KEYS.has(propertyName(p.name) ?? ''))) return true;
+    // Up through wrappers and enclosing objects it is spread or nested into.
+    for (;;) {
+      const up: ts.Node | undefined = object.parent;
+      if (!up) return false;
+      if (ts.isParenthesizedExpression(up) || ts.isAsExpression(up) || ts.isSatisfiesExpression(up) || ts.isSpreadAssignment(up) || ts.isConditionalExpression(up) || (ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind))) {
+        object = up;
+      } else if (ts.isPropertyAssignment(up) && up.initializer === object) {
+        if (SPAWNISH_NAME.test(propertyName(up.name) ?? '')) return true;
+        object = up.parent; // the enclosing object literal
+      } else if (ts.isObjectLiteralExpression(up)) {
+        object = up;
+      } else break;
+    }
+    const up = object.parent;
+    if (!up) return false;
+    if (ts.isCallExpression(up) || ts.isNewExpression(up)) {
+      if (up.expression === object) return false;
+      const callee = unwrap(up.expression);
+      const name = ts.isIdentifier(callee) ? callee.text : memberName(callee);
+      return name !== undefined && SPAWNISH_NAME.test(name);
+    }
+    if (ts.isVariableDeclaration(up) && ts.isIdentifier(up.name)) {
+      const statement = up.parent?.parent;
+      return SPAWNISH_NAME.test(up.name.text) || (statement !== undefined && ts.isVariableStatement(statement) && hasExportModifier(statement)) || this.passedToSpawnish(up.name.text);
+    }
+    if (ts.isBinaryExpression(up) && up.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+      const target = unwrap(up.left);
+      const name = ts.isIdentifier(target) ? target.text : memberName(target);
+      return name !== undefined && (SPAWNISH_NAME.test(name) || this.passedToSpawnish(name));
+    }
+    if (ts.isReturnStatement(up) || ts.isArrowFunction(up)) {
+      const fn = ts.isArrowFunction(up) ? up : enclosingFunction(up);
+      const name = fn ? functionName(fn) : undefined;
+      return name !== undefined && SPAWNISH_NAME.test(name);
+    }
+    if (ts.isExportAssignment(up)) return true;
+    return false;
+  }
+
+  /** Whether `name` is an argument of a spawn-like call somewhere in the file. */
+  private passedToSpawnish(name: string): boolean {
+    return this.calls.some((call) => {
+      const callee = unwrap(call.expression);
+      const calleeName = ts.isIdentifier(callee) ? callee.text : memberName(callee);
+      return calleeName !== undefined && SPAWNISH_NAME.test(calleeName) && call.arguments.some((a) => ts.isIdentifier(unwrap(a)) && (unwrap(a) as ts.Identifier).text === name);
+    });
   }
 
   private lineOf(position: number): number {

@@ -1,11 +1,11 @@
 // `leash check [PATH...]`: fails a build when code starts a child that will outlive its owner.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { applyBaseline, formatBaseline, readBaseline } from './baseline.js';
 import { checkText } from './checker.js';
 import { CheckError, loadConfig } from './config.js';
-import { listTargets, PathFilter } from './files.js';
-import { failing, FORMATS, render, type Format } from './formats.js';
+import { listTargets, PathFilter, readTarget } from './files.js';
+import { failing, FORMATS, render, type Failure, type Format, type Report } from './formats.js';
 import type { Finding } from './types.js';
 
 /** Exit codes: 0 clean (warnings allowed), 1 findings, 2 could not run or bad usage. */
@@ -27,7 +27,8 @@ options:
   --config FILE        configuration file (default: .leash-check.json if present)
   -h, --help           this text
 
-exit: 0 clean, 1 findings, 2 could not run (git cannot list, unreadable path or config) or bad usage
+exit: 0 clean, 1 findings, 2 could not run or could not judge a file (git cannot list, unreadable
+      path, config or baseline, a file the analysers cannot handle) or bad usage
 `;
 
 interface Options {
@@ -80,6 +81,12 @@ export async function checkMain(argv: string[]): Promise<number> {
     process.stderr.write(`leash check: ${(error as Error).message}\n${CHECK_USAGE}`);
     return EXIT_CANNOT_RUN;
   }
+  // A reader that stops early (`leash check | head -1`) closes the pipe: the report cannot be
+  // delivered, which is neither a finding nor a crash. Exit 2 quietly, with no stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(EXIT_CANNOT_RUN);
+    throw error;
+  });
   if (options.help) {
     process.stdout.write(CHECK_USAGE);
     return EXIT_CLEAN;
@@ -96,20 +103,30 @@ export async function checkMain(argv: string[]): Promise<number> {
 async function run(options: Options): Promise<number> {
   const cwd = process.cwd();
   const config = loadConfig(cwd, options.config);
-  const targets = listTargets(options.paths, cwd, new PathFilter(config));
+  const { targets, notes } = listTargets(options.paths, cwd, new PathFilter(config));
   const findings: Finding[] = [];
+  const failures: Failure[] = [];
+  let checked = 0;
   for (const target of targets) {
-    let text: string;
+    // Each file is judged on its own: a file that cannot be read or analysed fails the run (exit 2)
+    // by name, and the other files' findings are still reported.
     try {
-      text = readFileSync(target.absolute, 'utf8');
+      const read = readTarget(target);
+      if ('skipped' in read) {
+        if (read.skipped !== '') notes.push(read.skipped);
+        continue;
+      }
+      findings.push(...(await checkText(target.path, read.text, target.language)));
+      checked++;
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (target.fromGit && code === 'ENOENT') continue; // deleted in the work tree, still in the index
-      throw new CheckError(`cannot read ${target.path}: ${code ?? (error as Error).message}`);
+      failures.push({ path: target.path, reason: describeFailure(error) });
     }
-    findings.push(...(await checkText(target.path, text, target.language)));
   }
   if (options.printBaseline) {
+    if (failures.length > 0) {
+      for (const failure of failures) process.stderr.write(`leash check: cannot check ${failure.path}: ${failure.reason}\n`);
+      return EXIT_CANNOT_RUN; // a baseline printed without these files would under-count
+    }
     process.stdout.write(formatBaseline(findings));
     return EXIT_CLEAN;
   }
@@ -120,7 +137,15 @@ async function run(options: Options): Promise<number> {
     advisories = applyBaseline(findings, baseline, new Set(targets.map((t) => t.path)), (path) => existsSync(resolve(cwd, path)));
   }
   const format = options.format ?? (process.env.GITHUB_ACTIONS === 'true' ? 'github' : 'text');
-  const report = { findings, advisories, filesChecked: targets.length, strictBaseline: options.strictBaseline };
+  const report: Report = { findings, advisories, notes, failures, filesChecked: checked, strictBaseline: options.strictBaseline };
   process.stdout.write(render(format, report));
+  if (failures.length > 0) return EXIT_CANNOT_RUN;
   return failing(report) ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
+/** A failure's reason in one line: the error's message, never its stack. */
+function describeFailure(error: unknown): string {
+  if (error instanceof CheckError) return error.message.replace(/^cannot (?:read|check) [^:]*: /, '');
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'the analyser ran out of stack on this file (nested too deeply)';
+  return `the analyser failed: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -155,7 +155,15 @@ function optionDetaches(name: string | undefined, value: SyntaxNode): boolean {
 
 export async function analysePython(text: string): Promise<RawFinding[]> {
   const { parser, fields } = await pythonParser();
-  const tree = parser.parse(text);
+  let tree;
+  try {
+    tree = parser.parse(text);
+  } catch (error) {
+    // A trap inside the WebAssembly parser (out of memory on a huge file) can leave that parser
+    // unusable: the next file gets a new one. This file's failure is reported by the caller.
+    parserReady = undefined;
+    throw error;
+  }
   if (!tree) {
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
@@ -189,6 +197,8 @@ const TRIGGERS =
 const OPTION_NAME_START = new RegExp(
   `["'](?:${[...new Set([...OPTION_NAMES].flatMap((name) => Array.from(name, (_, i) => name.slice(0, i + 1))))].join('|')})["']`,
 );
+/** Assignment targets made only of names and dotted names: writing them is not a use. */
+const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
 const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
 
@@ -487,7 +497,9 @@ class PythonFileAnalysis {
       const field = cursor.currentFieldId;
       if ((field !== this.fields.left && field !== this.fields.right && field !== this.fields.type) || seen.has(field)) continue;
       seen.add(field);
-      if (field !== this.fields.left || cursor.nodeType !== 'identifier') this.visit(cursor);
+      // Nor is a write to a detaching name (`os.forkpty = None` disables it in a sandbox): a
+      // plain name or dotted name on the left is not visited.
+      if (field !== this.fields.left || !(cursor.nodeType === 'identifier' || (WRITTEN_NAMES.has(cursor.nodeType) && /^[\w.,\s()[\]]+$/.test(this.textAt(cursor))))) this.visit(cursor);
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
   }

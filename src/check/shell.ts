@@ -7,16 +7,25 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
   [/(?:^|[\s;&|(])disown(?:\s|$|;)/, 'disown'],
   [/(?:^|[\s;&|("'])start\s+(?:"[^"]*"\s+)?\/b(?:\s|$)/i, 'start /b'],
   [/(?:^|[\s;&|("'])Start-Process(?:\s|$)/i, 'Start-Process'],
-  // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
-  // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do.
-  [/(?<![&>|<\\])&(?![&>])(?=\s|$|[;)])/, 'a background `&`'],
 ];
+
+// A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
+// `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
+// than a separator must come before it: a `&` that starts a command is PowerShell's call operator
+// (`& 'C:\tool.exe' x`), not backgrounding.
+const BACKGROUND_AMPERSAND = /(?<=[^\s;&|({'"]\s*)(?<![&>|<\\])&(?![&>])(?=\s|$|[;)])/g;
+/** A `wait` command: the shell waits for its background jobs before it exits. */
+const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
 /** The backgrounding construct in `command`, or undefined. */
 export function backgroundingIn(command: string): string | undefined {
   for (const [pattern, name] of BACKGROUNDING) {
     if (pattern.test(command)) return name;
   }
+  // `a & b & wait`: jobs the same command line waits for end before it does.
+  let last = -1;
+  for (const match of command.matchAll(BACKGROUND_AMPERSAND)) last = match.index;
+  if (last >= 0 && !WAIT.test(command.slice(last + 1))) return 'a background `&`';
   return undefined;
 }
 

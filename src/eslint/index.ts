@@ -5,8 +5,8 @@
 // uses, so both always agree, and it works under any parser ESLint is configured with (espree,
 // typescript-eslint, ...). ESLint itself is only a peer dependency of this entry point.
 import { applyMarkers, mayMatter } from '../check/checker.js';
+import { about } from '../check/about.js';
 import { analyseJs } from '../check/js-rules.js';
-import { FIX_HINT } from '../check/formats.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
 const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
@@ -14,6 +14,7 @@ const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-
 // Structural types, so that this module compiles and loads without eslint installed.
 interface RuleContext {
   filename: string;
+  cwd?: string;
   sourceCode: { text: string };
   report(descriptor: { loc: { line: number; column: number }; messageId: string; data: Record<string, string> }): void;
 }
@@ -23,10 +24,11 @@ export const noDetachedSpawn = {
     type: 'problem' as const,
     docs: {
       description: 'Disallow spawning child processes that outlive their owner (detached, unref, backgrounding shell text)',
-      url: 'https://www.npmjs.com/package/leash',
+      // Read at load time from package.json; the fix is said there once, not in every message.
+      url: about().docsUrl,
     },
     schema: [],
-    messages: { finding: '{{message}} [{{rule}}]. {{hint}}' },
+    messages: { finding: '{{message}} [{{rule}}]' },
   },
   create(context: RuleContext) {
     return {
@@ -34,12 +36,12 @@ export const noDetachedSpawn = {
         const text = context.sourceCode.text;
         if (!mayMatter(text, 'js')) return;
         const filename = context.filename && !context.filename.startsWith('<') ? context.filename : 'input.tsx';
-        for (const finding of applyMarkers(filename, text, analyseJs(text, filename))) {
+        for (const finding of applyMarkers(filename, text, analyseJs(text, filename, context.cwd))) {
           if (finding.suppressed || !REPORTED_RULES.has(finding.rule)) continue;
           context.report({
             loc: { line: finding.line, column: finding.column - 1 },
             messageId: 'finding',
-            data: { message: finding.message, rule: finding.rule, hint: FIX_HINT },
+            data: { message: finding.message, rule: finding.rule },
           });
         }
       },
@@ -48,7 +50,7 @@ export const noDetachedSpawn = {
 };
 
 const plugin = {
-  meta: { name: 'leash', namespace: 'leash' },
+  meta: { name: about().name, version: about().version, namespace: 'leash' },
   rules: { 'no-detached-spawn': noDetachedSpawn },
   configs: {} as Record<string, unknown>,
 };

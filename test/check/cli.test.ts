@@ -1,11 +1,12 @@
 // `leash check` as a command: file listing, fail-closed git, configuration, baseline, formats, exit codes.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { killMarked, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { ruleDocsUrl } from '../../src/check/about.js';
 import { runCheck } from './harness.js';
 
 const DETACHED_TWICE = `import { spawn } from 'node:child_process';
@@ -123,7 +124,39 @@ test('leash check', async (t) => {
     const github = await runCheck(['src'], dir, mark, { GITHUB_ACTIONS: 'true' });
     assert.equal(github.code, 1);
     assert.match(github.stdout, /^::error file=src\/a\.mjs,line=2,col=1,title=leash js-detached-spawn::/m);
-    assert.equal(github.stdout.split('\n').filter(Boolean).length, 1);
+    assert.ok(github.stdout.includes(`(${ruleDocsUrl('js-detached-spawn')})\n`), 'each annotation links its rule\'s docs');
+    // One annotation per finding, and the fix said once for the run, not on every annotation.
+    assert.equal(github.stdout.split('\n').filter((l) => l.startsWith('::error')).length, 1);
+    assert.equal(github.stdout.split('spawnOwned').length - 1, 1);
+  });
+
+  await t.test('summaries say what failed: a stale strict baseline, parse errors apart from spawns; a baseline cannot absorb a parse error', async () => {
+    const dir = make({ 'src/a.mjs': DETACHED_TWICE });
+    writeFileSync(join(dir, '.leash-check-baseline.json'), JSON.stringify({ version: 1, files: { 'src/a.mjs': { 'js-detached-spawn': 3 } } }));
+    const strict = await runCheck(['--strict-baseline', 'src'], dir, mark);
+    assert.equal(strict.code, 1);
+    assert.doesNotMatch(strict.stdout, /no detached spawns/);
+    assert.match(strict.stdout, /a stale baseline \(--strict-baseline\)/);
+
+    const broken = make({ 'src/broken.py': '# setsid\ndef f(:\n    pass\n', 'src/a.mjs': DETACHED_TWICE });
+    const text = await runCheck(['--all', 'src'], broken, mark);
+    assert.match(text.stdout, /^2 detached spawn finding\(s\), 1 file\(s\) that could not be parsed \(/m);
+    const printed = await runCheck(['--print-baseline', 'src'], broken, mark);
+    assert.deepEqual(JSON.parse(printed.stdout).files, { 'src/a.mjs': { 'js-detached-spawn': 2 } });
+    writeFileSync(join(broken, '.leash-check-baseline.json'), JSON.stringify({ version: 1, files: { 'src/broken.py': { 'parse-error': 1 }, 'src/a.mjs': { 'js-detached-spawn': 2 } } }));
+    const absorbed = await runCheck(['--format', 'json', 'src'], broken, mark);
+    assert.equal(absorbed.code, 1);
+    const report = JSON.parse(absorbed.stdout) as { findings: Array<{ rule: string }>; advisories: string[] };
+    assert.deepEqual(report.findings.map((f) => f.rule), ['parse-error']);
+    assert.match(report.advisories.join('\n'), /parse-error, which a baseline cannot tolerate/);
+  });
+
+  await t.test('SARIF names the tool version', async () => {
+    const dir = make({ 'src/a.mjs': DETACHED_TWICE });
+    const sarif = JSON.parse((await runCheck(['--format', 'sarif', 'src'], dir, mark)).stdout);
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    assert.equal(sarif.runs[0].tool.driver.version, pkg.version);
+    assert.equal(sarif.runs[0].tool.driver.rules[0].helpUri, ruleDocsUrl(sarif.runs[0].tool.driver.rules[0].id));
   });
 
   await t.test('an unparseable file is a finding, not a silent skip', async () => {

@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Linter } from 'eslint';
+import { about } from '../../src/check/about.js';
 import plugin from '../../src/eslint/index.js';
+import { REPO_ROOT } from '../helpers/processes.js';
 import { copyFixtures, key, type Expectation } from './harness.js';
 
 const ESLINT_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
@@ -49,7 +51,7 @@ test('the ESLint rule reports the same JS/TS fixture findings as leash check', (
             rules: { 'leash/no-detached-spawn': 'error' },
             languageOptions: isTypeScript
               ? { parser: textOnlyParser as never }
-              : { ecmaVersion: 'latest', sourceType: file.endsWith('.cjs') ? 'commonjs' : 'module' },
+              : { ecmaVersion: 'latest', sourceType: /\.c?js$/.test(file) ? 'commonjs' : 'module' },
           },
         ],
         join(fixtures.dir, file),
@@ -68,4 +70,17 @@ test('the ESLint rule reports the same JS/TS fixture findings as leash check', (
   } finally {
     fixtures.remove();
   }
+});
+
+test('the ESLint plugin names itself and its version from package.json, and says the fix in its docs, not in every message', () => {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  assert.equal(plugin.meta.name, pkg.name);
+  assert.equal(plugin.meta.version, pkg.version);
+  const rule = plugin.rules['no-detached-spawn'];
+  assert.equal(rule.meta.docs.url, about().docsUrl);
+  const linter = new Linter({ configType: 'flat' });
+  const messages = linter.verify("import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n", [plugin.configs.recommended as never], 'a.mjs');
+  assert.equal(messages.length, 1);
+  assert.doesNotMatch(messages[0]?.message ?? '', /spawnOwned/);
+  assert.match(messages[0]?.message ?? '', /\[js-detached-spawn\]$/);
 });

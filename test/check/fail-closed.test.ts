@@ -1,0 +1,169 @@
+// `leash check` fails closed on every file: a file it cannot judge is exit 2 by name with the other
+// findings still reported; it never opens a non-regular file, never prints a stack trace for a
+// closed output, checks named folders whatever their name, and says what it did not follow.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { CLI_ENTRY, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { runCheck } from './harness.js';
+
+const DETACHED = "import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n";
+
+interface JsonReport {
+  findings: Array<{ path: string; rule: string; line: number }>;
+  failures: Array<{ path: string; reason: string }>;
+  notes: string[];
+  failed: boolean;
+}
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'leash-check-closed-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+function gitInit(dir: string): void {
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'fixture');
+}
+
+test('leash check fails closed', async (t) => {
+  const mark = newMark();
+  const dirs: string[] = [];
+  t.after(async () => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await killMarked(mark);
+  });
+  const make = (files: Record<string, string>) => {
+    const dir = project(files);
+    dirs.push(dir);
+    return dir;
+  };
+
+  await t.test('a file no analyser can judge is exit 2 by name; the other findings are still reported', async () => {
+    const dir = make({
+      'src/a.mjs': DETACHED,
+      // The TypeScript parser recurses per parenthesis; this many overflow it.
+      'src/parens.mjs': `${DETACHED}const x = ${'('.repeat(3000)}1${')'.repeat(3000)};\n`,
+      // Not valid Python (CPython stops far earlier), but the walk must not take the run down.
+      'src/deep.py': `import os\nx = ${'('.repeat(20000)}os.setsid()${')'.repeat(20000)}\n`,
+      'src/b.py': 'import os\nos.setsid()\n',
+    });
+    const run = await runCheck(['--format', 'json', 'src'], dir, mark);
+    assert.equal(run.code, 2, run.stderr);
+    assert.doesNotMatch(run.stderr, /at .*\.js:\d+/, 'no stack trace');
+    const report = JSON.parse(run.stdout) as JsonReport;
+    assert.deepEqual(report.failures.map((f) => f.path).sort(), ['src/deep.py', 'src/parens.mjs']);
+    assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line}`).sort(), ['src/a.mjs:2', 'src/b.py:2']);
+    const text = await runCheck(['src'], dir, mark);
+    assert.equal(text.code, 2);
+    assert.match(text.stdout, /^src\/parens\.mjs: cannot check: /m);
+    assert.match(text.stdout, /2 file\(s\) that could not be checked/);
+  });
+
+  await t.test('long call chains and long concatenations are walked, not a crash', async () => {
+    const terms = Array.from({ length: 3000 }, (_, i) => `'s${i}'`).join(' + ');
+    const dir = make({
+      'chain.mjs': `${DETACHED}x${'.a()'.repeat(3000)};\n`,
+      'concat.mjs': `${DETACHED}const s = ${terms};\n`,
+      'calls.mjs': `${DETACHED}f${'()'.repeat(3000)};\n`,
+    });
+    const run = await runCheck(['--format', 'json', '.'], dir, mark);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const report = JSON.parse(run.stdout) as JsonReport;
+    assert.deepEqual(report.failures, []);
+    assert.equal(report.findings.length, 3);
+  });
+
+  await t.test('never opens a FIFO: named is exit 2, met in a walk or in git mode is a note', async () => {
+    const dir = make({ 'src/a.mjs': DETACHED, 'src/tracked.py': 'import os\n' });
+    execFileSync('mkfifo', [join(dir, 'src/pipe.py')]);
+    const named = await runCheck(['src/pipe.py'], dir, mark);
+    assert.equal(named.code, 2);
+    assert.match(named.stderr, /src\/pipe\.py: not a regular file/);
+
+    const walked = await runCheck(['--format', 'json', 'src'], dir, mark);
+    assert.equal(walked.code, 1, walked.stderr);
+    const report = JSON.parse(walked.stdout) as JsonReport;
+    assert.deepEqual(report.notes, ['src/pipe.py: not a regular file, skipped']);
+    assert.deepEqual(report.findings.map((f) => f.path), ['src/a.mjs']);
+
+    // A tracked file replaced by a FIFO after the commit.
+    unlinkSync(join(dir, 'src/pipe.py'));
+    gitInit(dir);
+    unlinkSync(join(dir, 'src/tracked.py'));
+    execFileSync('mkfifo', [join(dir, 'src/tracked.py')]);
+    const git = await runCheck(['--format', 'json'], dir, mark);
+    assert.equal(git.code, 1, git.stderr);
+    assert.deepEqual((JSON.parse(git.stdout) as JsonReport).notes, ['src/tracked.py: not a regular file, skipped']);
+  });
+
+  await t.test('a closed output is no finding and no stack trace', async () => {
+    const many = `import { spawn } from 'node:child_process';\n${"spawn('a', [], { detached: true });\n".repeat(20000)}`;
+    const dir = make({ 'src/a.mjs': many });
+    const child = spawn(process.execPath, [CLI_ENTRY, 'check', 'src'], { cwd: dir, env: markedEnv(mark), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Like `| head -1`: read a little, then close the read end.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const deadline = setTimeout(() => reject(new Error('leash check did not exit within 60 s')), 60_000);
+      child.on('exit', (exitCode) => {
+        clearTimeout(deadline);
+        resolve(exitCode);
+      });
+    });
+    assert.equal(stderr, '');
+    assert.equal(code, 2);
+  });
+
+  await t.test('--config takes an absolute path', async () => {
+    const dir = make({ 'src/a.mjs': DETACHED, 'src/helper.mjs': DETACHED });
+    const config = join(make({}), 'leash.json');
+    writeFileSync(config, JSON.stringify({ helpers: ['src/helper.mjs'] }));
+    const run = await runCheck(['--format', 'json', '--config', config, 'src'], dir, mark);
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual((JSON.parse(run.stdout) as JsonReport).findings.map((f) => f.path), ['src/a.mjs']);
+  });
+
+  await t.test('a folder named on the command line is checked even when its name is a default skip', async () => {
+    const dir = make({ 'build/a.mjs': DETACHED, 'scripts/b.py': 'import os\nos.setsid()\n', 'build/test/t.mjs': DETACHED });
+    const run = await runCheck(['--format', 'json', 'build', 'scripts'], dir, mark);
+    assert.equal(run.code, 1, run.stderr);
+    // Folders under the named one still get the default skips.
+    assert.deepEqual((JSON.parse(run.stdout) as JsonReport).findings.map((f) => f.path).sort(), ['build/a.mjs', 'scripts/b.py']);
+    const skipped = make({ 'gen/a.mjs': DETACHED, '.leash-check.json': JSON.stringify({ skip: ['gen'] }) });
+    const configured = await runCheck(['gen'], skipped, mark);
+    assert.equal(configured.code, 0);
+    assert.match(configured.stdout, /^note: gen: skipped, it matches the configuration's "helpers" or "skip"$/m);
+  });
+
+  await t.test('symlinks met while listing are not followed, in git mode and walk mode alike, and are noted', async () => {
+    const outside = make({ 'real.mjs': DETACHED, 'dir/x.mjs': DETACHED });
+    const dir = make({ 'src/a.mjs': DETACHED });
+    symlinkSync(join(outside, 'real.mjs'), join(dir, 'src/link.mjs'));
+    symlinkSync(join(outside, 'dir'), join(dir, 'src/linked-dir'));
+    const walked = await runCheck(['--format', 'json', 'src'], dir, mark);
+    const report = JSON.parse(walked.stdout) as JsonReport;
+    assert.deepEqual(report.findings.map((f) => f.path), ['src/a.mjs']);
+    assert.deepEqual(report.notes.sort(), [
+      'src/link.mjs: a symbolic link, not followed (name its target to check it)',
+      'src/linked-dir: a symbolic link, not followed (name its target to check it)',
+    ]);
+    gitInit(dir);
+    const git = JSON.parse((await runCheck(['--format', 'json'], dir, mark)).stdout) as JsonReport;
+    assert.deepEqual(git.findings.map((f) => f.path), ['src/a.mjs']);
+    assert.deepEqual(git.notes.sort(), report.notes);
+    // Named on the command line, a link is followed: the user asked for it.
+    const named = JSON.parse((await runCheck(['--format', 'json', 'src/link.mjs'], dir, mark)).stdout) as JsonReport;
+    assert.deepEqual(named.findings.map((f) => f.path), ['src/link.mjs']);
+  });
+});
