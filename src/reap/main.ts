@@ -1,5 +1,7 @@
 // `leash reap`: list (and with --kill, end) the process trees other clients leaked.
+import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
+import { readUnixSockets } from '../sys/unix-sockets.js';
 import { REAP_USAGE, parseReapArgs } from './args.js';
 import { formatJson, formatTable } from './format.js';
 import { scanLeakedTrees, type LeakedTree } from './scan.js';
@@ -26,7 +28,15 @@ export async function reapMain(argv: string[]): Promise<number> {
     process.stderr.write(`leash reap: needs Linux procfs (/proc/<pid>/fd); ${process.platform} is not covered\n`);
     return EXIT_UNSUPPORTED;
   }
-  const scan = scanLeakedTrees();
+  // Native calls give the socket peers (sock_diag) and pidfd signals; without them, stdio
+  // sockets go unjudged and signals fall back to a start-time check right before kill(2).
+  let sockets;
+  if (await loadNative()) {
+    sockets = readUnixSockets();
+  } else {
+    process.stderr.write(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
+  }
+  const scan = scanLeakedTrees(sockets);
   const wanted = (tree: LeakedTree) =>
     (parsed.match === undefined || parsed.match.test(tree.command)) &&
     (parsed.olderThanSeconds === undefined || tree.ageSeconds >= parsed.olderThanSeconds) &&

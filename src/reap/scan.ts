@@ -3,8 +3,9 @@
 // leash owner token whose supervisor is gone; and it has been orphaned (its parent is init or a
 // subreaper). The top of each such tree, with everything below it, is one leaked tree.
 import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
-import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, type PipeHolders } from '../sys/fds.js';
+import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolders } from '../sys/fds.js';
 import { readResidentKb } from '../sys/process-memory.js';
+import type { UnixSocketInfo } from '../sys/unix-sockets.js';
 import {
   CLOCK_TICKS_PER_SECOND,
   isDeadState,
@@ -19,9 +20,9 @@ import {
 export type LeakReason = 'stdin-no-writer' | 'stdout-no-reader' | 'stderr-no-reader' | 'owner-gone';
 
 export const REASON_TEXT: Record<LeakReason, string> = {
-  'stdin-no-writer': 'stdin pipe has no writer',
-  'stdout-no-reader': 'stdout pipe has no reader',
-  'stderr-no-reader': 'stderr pipe has no reader',
+  'stdin-no-writer': 'stdin has no writer',
+  'stdout-no-reader': 'stdout has no reader',
+  'stderr-no-reader': 'stderr has no reader',
   'owner-gone': 'leash owner and supervisor gone',
 };
 
@@ -97,12 +98,24 @@ function isProtected(stat: ProcStat, caller: Caller): boolean {
   return false;
 }
 
+/** A stdio descriptor that links the process to someone: an anonymous pipe or a unix socket. */
+type Channel = { kind: 'pipe'; inode: number } | { kind: 'socket'; inode: number };
+
 interface Candidate {
   stat: ProcStat;
-  stdin?: number;
-  stdout?: number;
-  stderr?: number;
+  stdin?: Channel;
+  stdout?: Channel;
+  stderr?: Channel;
   token?: string;
+}
+
+function channelOf(target: string | undefined, sockets: Map<number, UnixSocketInfo> | undefined): Channel | undefined {
+  const pipe = pipeInode(target);
+  if (pipe !== undefined) return { kind: 'pipe', inode: pipe };
+  const socket = socketInode(target);
+  // Only connected stream sockets have a far end to lose; without sock_diag we cannot tell.
+  if (socket !== undefined && sockets?.get(socket)?.connected) return { kind: 'socket', inode: socket };
+  return undefined;
 }
 
 /** Tokens of every live `leash supervise --owner-token TOKEN`. */
@@ -118,20 +131,39 @@ function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
   return tokens;
 }
 
-function noneBut(pids: readonly number[] | undefined): boolean {
-  return pids === undefined || pids.length === 0;
+/**
+ * Whether anyone is left at the far end of a channel: for a pipe, a holder of the other end
+ * (`end`); for a socket, a peer socket that still exists (the kernel names it 0 once closed).
+ */
+function farEndLives(
+  channel: Channel,
+  end: 'readers' | 'writers',
+  holders: Map<number, PipeHolders>,
+  sockets: Map<number, UnixSocketInfo> | undefined,
+): boolean {
+  if (channel.kind === 'socket') return (sockets?.get(channel.inode)?.peer ?? 1) !== 0;
+  return (holders.get(channel.inode)?.[end].length ?? 0) > 0;
 }
 
-/** Why `candidate` is cut off, or undefined when it is not (or a pipe still has a writer). */
-function judge(candidate: Candidate, holders: Map<number, PipeHolders>, supervisors: Set<string>): LeakReason[] | undefined {
+/** Why `candidate` is cut off, or undefined when it is not (or its stdin still has a writer). */
+function judge(
+  candidate: Candidate,
+  holders: Map<number, PipeHolders>,
+  sockets: Map<number, UnixSocketInfo> | undefined,
+  supervisors: Set<string>,
+): LeakReason[] | undefined {
   const reasons: LeakReason[] = [];
   if (candidate.stdin !== undefined) {
     // A live writer means someone may still talk to it: never ours to judge.
-    if (!noneBut(holders.get(candidate.stdin)?.writers)) return undefined;
+    if (farEndLives(candidate.stdin, 'writers', holders, sockets)) return undefined;
     reasons.push('stdin-no-writer');
   }
-  if (candidate.stdout !== undefined && noneBut(holders.get(candidate.stdout)?.readers)) reasons.push('stdout-no-reader');
-  if (candidate.stderr !== undefined && candidate.stderr !== candidate.stdout && noneBut(holders.get(candidate.stderr)?.readers)) {
+  if (candidate.stdout !== undefined && !farEndLives(candidate.stdout, 'readers', holders, sockets)) reasons.push('stdout-no-reader');
+  if (
+    candidate.stderr !== undefined &&
+    candidate.stderr.inode !== candidate.stdout?.inode &&
+    !farEndLives(candidate.stderr, 'readers', holders, sockets)
+  ) {
     reasons.push('stderr-no-reader');
   }
   if (candidate.token !== undefined && !supervisors.has(candidate.token)) reasons.push('owner-gone');
@@ -141,9 +173,10 @@ function judge(candidate: Candidate, holders: Map<number, PipeHolders>, supervis
 /**
  * One scan of the machine. Cost: a stat read per process, three fd links per orphaned
  * process, then (only when some orphan has a stdio pipe) one readlink per descriptor on the
- * machine to find who holds those pipes.
+ * machine to find who holds those pipes. `sockets` is the sock_diag table (readUnixSockets);
+ * without it, stdio sockets are not judged.
  */
-export function scanLeakedTrees(caller?: Caller): ScanResult {
+export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: Caller): ScanResult {
   const all = scanAllStats();
   const stats = new Map<number, ProcStat>();
   const byParent = new Map<number, ProcStat[]>();
@@ -163,13 +196,15 @@ export function scanLeakedTrees(caller?: Caller): ScanResult {
     if (isTerminalTarget(stdinTarget)) continue;
     const candidate: Candidate = {
       stat,
-      stdin: pipeInode(stdinTarget),
-      stdout: pipeInode(readFdTarget(stat.pid, 1)),
-      stderr: pipeInode(readFdTarget(stat.pid, 2)),
+      stdin: channelOf(stdinTarget, sockets),
+      stdout: channelOf(readFdTarget(stat.pid, 1), sockets),
+      stderr: channelOf(readFdTarget(stat.pid, 2), sockets),
       token: readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE),
     };
     if (candidate.stdin === undefined && candidate.stdout === undefined && candidate.stderr === undefined && candidate.token === undefined) continue;
-    for (const inode of [candidate.stdin, candidate.stdout, candidate.stderr]) if (inode !== undefined) inodes.add(inode);
+    for (const channel of [candidate.stdin, candidate.stdout, candidate.stderr]) {
+      if (channel?.kind === 'pipe') inodes.add(channel.inode);
+    }
     candidates.push(candidate);
   }
 
@@ -178,7 +213,7 @@ export function scanLeakedTrees(caller?: Caller): ScanResult {
 
   const tops = new Map<number, LeakReason[]>();
   for (const candidate of candidates) {
-    const reasons = judge(candidate, scan.holders, supervisors);
+    const reasons = judge(candidate, scan.holders, sockets, supervisors);
     if (reasons) tops.set(candidate.stat.pid, reasons);
   }
 

@@ -20,6 +20,13 @@ export function pipeInode(target: string | undefined): number | undefined {
   return Number.isInteger(inode) ? inode : undefined;
 }
 
+/** The inode of a socket from an fd link text ("socket:[1234]"), else undefined. */
+export function socketInode(target: string | undefined): number | undefined {
+  if (target === undefined || target.charCodeAt(0) !== 115 || !target.startsWith('socket:[')) return undefined;
+  const inode = Number(target.slice(8, -1));
+  return Number.isInteger(inode) ? inode : undefined;
+}
+
 /** Whether an fd link names a terminal: a pty, a virtual console or the console. */
 export function isTerminalTarget(target: string | undefined): boolean {
   if (target === undefined) return false;
