@@ -70,12 +70,13 @@ async function main(): Promise<void> {
   const pipelines = Math.max(1, Math.floor(leaks / 2));
   sh(`i=0; while [ $i -lt ${leaks} ]; do true | sh -c 'sleep 3600; :' ${marker} >/dev/null 2>&1 & i=$((i+1)); done`);
   sh(`i=0; while [ $i -lt ${pipelines} ]; do sleep 3600 </dev/null | sh -c 'sleep 3600; :' ${marker}-control >/dev/null 2>&1 & i=$((i+1)); done`);
-  // Bulk: plain sleeps, each holding ten extra descriptors, until both targets are met.
+  // Bulk: plain sleeps holding extra descriptors (/dev/null), until both targets are met.
   const planted = 2 * leaks + 3 * pipelines;
-  // A small margin: other users' processes come and go meanwhile.
-  const bulk = Math.max(0, targetProcesses - before.processes - planted + 25);
+  // A margin (other users' processes come and go meanwhile), and never fewer than 200, so
+  // that the descriptor target is met even on a machine already busy with processes.
+  const bulk = Math.max(200, targetProcesses - before.processes - planted + 25);
   const nullFd = openSync('/dev/null', 'r');
-  const perProcess = Math.max(3, Math.ceil((targetFds - before.fds - planted * 3) / Math.max(1, bulk)) - 3);
+  const perProcess = Math.max(3, Math.ceil((targetFds + 500 - before.fds - planted * 3) / bulk) - 3);
   for (let i = 0; i < bulk; i += 1) {
     const child = spawn('sleep', ['3600'], { env, stdio: ['ignore', 'ignore', 'ignore', ...Array(perProcess).fill(nullFd)] });
     child.on('error', () => {});
