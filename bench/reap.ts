@@ -47,6 +47,7 @@ function machineLoad(): { processes: number; fds: number } {
 
 function sh(script: string): void {
   // Its own session: leash reap never judges the caller's session.
+  // detached-spawn: ok — the bench plants leaks on purpose, marked, and ends every one of them.
   const result = spawnSync('setsid', ['sh', '-c', script], { env, stdio: 'ignore', timeout: 60_000 });
   if (result.status !== 0) throw new Error(`sh failed: ${script}`);
 }
