@@ -11,6 +11,8 @@ commands:
   run [--grace S] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]
                                                  run COMMAND and own its whole process tree
   status [FILE] [--json]                         show the state document of a \`leash run\`
+  reap [--kill] [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE]
+                                                 list (or end) stdio servers other clients leaked
   check [options] [PATH...]                      find detached spawns in Python and JS/TS code
                                                  (leash check --help for its options)
   help                                           this text
@@ -23,6 +25,7 @@ const commands: Record<string, () => Promise<Command>> = {
   run: async () => (await import('../run/main.js')).runMain,
   status: async () => (await import('../run/status.js')).statusMain,
   check: async () => (await import('../check/main.js')).checkMain,
+  reap: async () => (await import('../reap/main.js')).reapMain,
 };
 
 export async function main(argv: string[]): Promise<number> {

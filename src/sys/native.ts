@@ -27,6 +27,9 @@ interface Bindings {
   syscall3: (nr: number, a: number, b: number, c: number) => number;
   syscall4: (nr: number, a: number, b: number, c: number, d: number) => number;
   close: (fd: number) => number;
+  socket: (domain: number, type: number, protocol: number) => number;
+  send: (fd: number, buffer: Buffer, length: number, flags: number) => number;
+  recv: (fd: number, buffer: Buffer, length: number, flags: number) => number;
 }
 
 let bindings: Bindings | undefined;
@@ -67,6 +70,9 @@ export async function loadNative(): Promise<boolean> {
       syscall3: libc.func('long syscall(long nr, long a, long b, long c)'),
       syscall4: libc.func('long syscall(long nr, long a, long b, long c, long d)'),
       close: libc.func('int close(int fd)'),
+      socket: libc.func('int socket(int domain, int type, int protocol)'),
+      send: libc.func('long send(int fd, void *buf, size_t len, int flags)'),
+      recv: libc.func('long recv(int fd, _Inout_ void *buf, size_t len, int flags)'),
     } as unknown as Bindings;
     return true;
   } catch (error) {
@@ -172,4 +178,36 @@ export function signalPidfd(fd: number, signal: number): 'sent' | 'gone' | 'deni
 
 export function closeFd(fd: number): void {
   native('close').close(fd);
+}
+
+const AF_NETLINK = 16;
+const SOCK_DGRAM = 2;
+const SOCK_CLOEXEC = 0o2000000;
+
+/**
+ * Sends one request on a new netlink socket of `protocol` and returns every reply datagram
+ * until `done(reply)` says the answer is complete. Undefined where native calls are missing.
+ */
+export function netlinkExchange(protocol: number, request: Buffer, done: (reply: Buffer) => boolean): Buffer[] | undefined {
+  if (!bindings) return undefined;
+  const calls = bindings;
+  const fd = check('socket(AF_NETLINK)', calls.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, protocol));
+  try {
+    check('send(netlink)', calls.send(fd, request, request.length, 0));
+    const replies: Buffer[] = [];
+    for (let rounds = 0; rounds < 100_000; rounds += 1) {
+      const buffer = Buffer.alloc(65536);
+      const length = calls.recv(fd, buffer, buffer.length, 0);
+      if (length < 0) {
+        if (errnoName(calls.errno()) === 'EINTR') continue;
+        check('recv(netlink)', length);
+      }
+      const reply = buffer.subarray(0, length);
+      replies.push(reply);
+      if (length === 0 || done(reply)) break;
+    }
+    return replies;
+  } finally {
+    calls.close(fd);
+  }
 }

@@ -44,3 +44,12 @@ export function readProcessMemory(pid: number): ProcessMemory | undefined {
     threads: field(status, 'Threads'),
   };
 }
+
+/** Resident set size in kB from /proc/<pid>/status alone (cheap); undefined when gone. */
+export function readResidentKb(pid: number): number | undefined {
+  try {
+    return field(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS');
+  } catch {
+    return undefined;
+  }
+}

@@ -173,3 +173,34 @@ export function readCommandLine(pid: number): string[] | undefined {
     return undefined;
   }
 }
+
+/**
+ * Clock ticks per second of /proc/<pid>/stat times. The kernel reports them in USER_HZ, which
+ * is 100 on every architecture Node runs on (Node has no sysconf to ask).
+ */
+export const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Seconds since boot, from /proc/uptime; undefined where it cannot be read. */
+export function readUptimeSeconds(): number | undefined {
+  try {
+    const seconds = Number(readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
+    return Number.isFinite(seconds) ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The value of one variable in the initial environment of a process, or undefined. */
+export function readEnvironVariable(pid: number, name: string): string | undefined {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/environ`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const prefix = `${name}=`;
+  for (const entry of raw.split('\0')) {
+    if (entry.startsWith(prefix)) return entry.slice(prefix.length);
+  }
+  return undefined;
+}

@@ -1,0 +1,96 @@
+// `leash reap` command line: flags, durations ("90s", "2h") and sizes ("100M", "1.5GiB").
+
+export const REAP_USAGE =
+  'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--kill [--grace DURATION]]';
+
+export const DEFAULT_GRACE_MS = 5000;
+const MAX_GRACE_MS = 600_000;
+
+export interface ReapArguments {
+  json: boolean;
+  kill: boolean;
+  graceMs: number;
+  match?: RegExp;
+  olderThanSeconds?: number;
+  minMemoryKb?: number;
+  help: boolean;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+/** Seconds from "500ms", "90s", "5m", "2h", "1d" or a bare number of seconds. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$/.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * DURATION_UNITS[match[2] ?? 's']!;
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/** kB from "512K", "100M", "1.5G", "2GiB", "300MB" (binary multiples) or a bare number of bytes. */
+export function parseSizeKb(text: string): number | undefined {
+  const match = /^([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(text.trim());
+  if (!match) return undefined;
+  return (Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!) / 1024;
+}
+
+/** Parses the flags; a string is the usage error to print. */
+export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
+  const parsed: ReapArguments = { json: false, kill: false, graceMs: DEFAULT_GRACE_MS, help: false };
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
+    const value = (): string | undefined => {
+      if (inline !== undefined) return inline;
+      i += 1;
+      return argv[i];
+    };
+    switch (flag) {
+      case '--json':
+        parsed.json = true;
+        break;
+      case '--kill':
+        parsed.kill = true;
+        break;
+      case '--help':
+      case '-h':
+        parsed.help = true;
+        break;
+      case '--match': {
+        const text = value();
+        if (text === undefined || text === '') return '--match needs a regular expression';
+        try {
+          parsed.match = new RegExp(text);
+        } catch (error) {
+          return `--match: ${(error as Error).message}`;
+        }
+        break;
+      }
+      case '--older-than':
+      case '--grace': {
+        const text = value();
+        const seconds = text === undefined ? undefined : parseDuration(text);
+        if (seconds === undefined) return `${flag} takes a duration such as 90s, 5m, 2h or 1d, not '${text ?? ''}'`;
+        if (flag === '--grace') {
+          if (seconds * 1000 > MAX_GRACE_MS) return `--grace is at most ${MAX_GRACE_MS / 1000}s`;
+          parsed.graceMs = Math.round(seconds * 1000);
+        } else {
+          parsed.olderThanSeconds = seconds;
+        }
+        break;
+      }
+      case '--min-memory': {
+        const text = value();
+        const kb = text === undefined ? undefined : parseSizeKb(text);
+        if (kb === undefined) return `--min-memory takes a size such as 512K, 100M or 1.5G, not '${text ?? ''}'`;
+        parsed.minMemoryKb = kb;
+        break;
+      }
+      default:
+        return `unknown argument '${arg}'`;
+    }
+  }
+  return parsed;
+}

@@ -1,0 +1,75 @@
+// What `leash reap` prints: a table for people, one JSON document for scripts.
+import { REASON_TEXT, type LeakedTree } from './scan.js';
+import type { TreeOutcome } from './terminate.js';
+
+export function formatSize(kb: number): string {
+  if (kb < 1024) return `${Math.round(kb)} kB`;
+  if (kb < 1024 * 1024) return `${(kb / 1024).toFixed(1)} MB`;
+  return `${(kb / 1024 / 1024).toFixed(1)} GB`;
+}
+
+export function formatAge(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+  return `${Math.floor(seconds / 86400)}d${String(Math.floor((seconds % 86400) / 3600)).padStart(2, '0')}h`;
+}
+
+function clip(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+function pad(cells: string[], widths: number[]): string {
+  return cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+}
+
+export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly TreeOutcome[]): string {
+  const total = trees.reduce((sum, tree) => sum + tree.rssKb, 0);
+  const summary = `${trees.length} leaked tree${trees.length === 1 ? '' : 's'}, ${formatSize(total)}`;
+  if (trees.length === 0) return `${summary}\n`;
+  const byPid = new Map(outcomes?.map((outcome) => [outcome.pid, outcome]));
+  const header = ['PID', 'AGE', 'PARENT', 'PROCS', 'RSS', 'REASON', ...(outcomes ? ['RESULT'] : []), 'COMMAND'];
+  const rows = trees.map((tree) => [
+    String(tree.pid),
+    formatAge(tree.ageSeconds),
+    `${tree.parent.pid} ${clip(tree.parent.command.split(' ')[0]!.split('/').pop()!, 16)}`,
+    String(tree.members.length),
+    formatSize(tree.rssKb),
+    tree.reasons.map((reason) => REASON_TEXT[reason]).join('; '),
+    ...(outcomes ? [byPid.get(tree.pid)?.result ?? '-'] : []),
+    clip(tree.command, 100),
+  ]);
+  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)));
+  return [pad(header, widths), ...rows.map((row) => pad(row, widths)), summary].join('\n') + '\n';
+}
+
+export function formatJson(
+  trees: readonly LeakedTree[],
+  extra: { uninspected: number; outcomes?: readonly TreeOutcome[] },
+): string {
+  const byPid = new Map(extra.outcomes?.map((outcome) => [outcome.pid, outcome]));
+  return `${JSON.stringify(
+    {
+      trees: trees.map((tree) => ({
+        pid: tree.pid,
+        startTime: tree.startTime,
+        command: tree.command,
+        ageSeconds: tree.ageSeconds,
+        parent: tree.parent,
+        reasons: tree.reasons,
+        rssBytes: tree.rssKb * 1024,
+        processes: tree.members.map((member) => ({
+          pid: member.pid,
+          startTime: member.startTime,
+          command: member.command,
+          rssBytes: member.rssKb * 1024,
+        })),
+        ...(extra.outcomes ? { kill: byPid.get(tree.pid) ?? null } : {}),
+      })),
+      total: { trees: trees.length, rssBytes: trees.reduce((sum, tree) => sum + tree.rssKb, 0) * 1024 },
+      uninspected: extra.uninspected,
+    },
+    null,
+    2,
+  )}\n`;
+}

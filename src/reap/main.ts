@@ -1,0 +1,57 @@
+// `leash reap`: list (and with --kill, end) the process trees other clients leaked.
+import { loadNative, nativeLoadFailure } from '../sys/native.js';
+import { hasProcfs } from '../sys/procfs.js';
+import { readUnixSockets } from '../sys/unix-sockets.js';
+import { REAP_USAGE, parseReapArgs } from './args.js';
+import { formatJson, formatTable } from './format.js';
+import { scanLeakedTrees, type LeakedTree } from './scan.js';
+import { endTrees } from './terminate.js';
+
+/** Exit codes: documented in docs/reap.md. */
+export const EXIT_NONE_FOUND = 0;
+export const EXIT_FOUND = 1;
+export const EXIT_NOT_ALL_ENDED = 2;
+export const EXIT_USAGE = 64;
+export const EXIT_UNSUPPORTED = 69;
+
+export async function reapMain(argv: string[]): Promise<number> {
+  const parsed = parseReapArgs(argv);
+  if (typeof parsed === 'string') {
+    process.stderr.write(`leash reap: ${parsed}\n${REAP_USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  if (parsed.help) {
+    process.stdout.write(`${REAP_USAGE}\n(see docs/reap.md)\n`);
+    return 0;
+  }
+  if (process.platform !== 'linux' || !hasProcfs()) {
+    process.stderr.write(`leash reap: needs Linux procfs (/proc/<pid>/fd); ${process.platform} is not covered\n`);
+    return EXIT_UNSUPPORTED;
+  }
+  // Native calls give the socket peers (sock_diag) and pidfd signals; without them, stdio
+  // sockets go unjudged and signals fall back to a start-time check right before kill(2).
+  let sockets;
+  if (await loadNative()) {
+    sockets = readUnixSockets();
+  } else {
+    process.stderr.write(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
+  }
+  const scan = scanLeakedTrees(sockets);
+  const wanted = (tree: LeakedTree) =>
+    (parsed.match === undefined || parsed.match.test(tree.command)) &&
+    (parsed.olderThanSeconds === undefined || tree.ageSeconds >= parsed.olderThanSeconds) &&
+    (parsed.minMemoryKb === undefined || tree.rssKb >= parsed.minMemoryKb);
+  const trees = scan.trees.filter(wanted);
+  const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs) : undefined;
+  if (parsed.json) {
+    process.stdout.write(formatJson(trees, { uninspected: scan.uninspected, outcomes }));
+  } else {
+    process.stdout.write(formatTable(trees, outcomes));
+    if (scan.uninspected > 0 && process.getuid?.() !== 0) {
+      process.stderr.write(`leash reap: ${scan.uninspected} processes of other users could not be inspected (run as root to see pipe ends they hold)\n`);
+    }
+  }
+  if (trees.length === 0) return EXIT_NONE_FOUND;
+  if (outcomes && outcomes.some((outcome) => outcome.result !== 'ended')) return EXIT_NOT_ALL_ENDED;
+  return EXIT_FOUND;
+}

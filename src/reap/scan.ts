@@ -1,0 +1,273 @@
+// Finding leaked process trees. A stdio server whose client is gone is cut off: its stdin is a
+// pipe nobody can write to any more, its stdout or stderr a pipe nobody reads, or it carries a
+// leash owner token whose supervisor is gone; and it has been orphaned (its parent is init or a
+// subreaper). The top of each such tree, with everything below it, is one leaked tree.
+import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
+import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolders } from '../sys/fds.js';
+import { readResidentKb } from '../sys/process-memory.js';
+import type { UnixSocketInfo } from '../sys/unix-sockets.js';
+import {
+  CLOCK_TICKS_PER_SECOND,
+  isDeadState,
+  processUid,
+  readCommandLine,
+  readEnvironVariable,
+  readUptimeSeconds,
+  scanAllStats,
+  type ProcStat,
+} from '../sys/procfs.js';
+
+export type LeakReason = 'stdin-no-writer' | 'stdout-no-reader' | 'stderr-no-reader' | 'owner-gone';
+
+export const REASON_TEXT: Record<LeakReason, string> = {
+  'stdin-no-writer': 'stdin has no writer',
+  'stdout-no-reader': 'stdout has no reader',
+  'stderr-no-reader': 'stderr has no reader',
+  'owner-gone': 'leash owner and supervisor gone',
+};
+
+/** One process of a tree, with what it takes to signal it later only if it is still itself. */
+export interface TreeMember {
+  pid: number;
+  startTime: number;
+  command: string;
+  rssKb: number;
+}
+
+export interface LeakedTree {
+  pid: number;
+  startTime: number;
+  command: string;
+  ageSeconds: number;
+  parent: { pid: number; command: string };
+  reasons: LeakReason[];
+  /** The top first, then its descendants. */
+  members: TreeMember[];
+  rssKb: number;
+}
+
+export interface ScanResult {
+  trees: LeakedTree[];
+  /** Processes whose descriptors could not be read: pipe ends they hold are invisible. */
+  uninspected: number;
+  processes: number;
+  fdsSeen: number;
+}
+
+/** Who is calling: processes this scan must never judge, whatever they look like. */
+export interface Caller {
+  pid: number;
+  /** undefined where the platform has no uids; 0 is root, which may judge anyone's processes. */
+  uid: number | undefined;
+  sid: number;
+  ancestors: ReadonlySet<number>;
+}
+
+export function currentCaller(stats: ReadonlyMap<number, ProcStat>): Caller {
+  const ancestors = new Set<number>();
+  let at = stats.get(process.pid)?.ppid;
+  while (at !== undefined && at > 0 && !ancestors.has(at)) {
+    ancestors.add(at);
+    at = stats.get(at)?.ppid;
+  }
+  return { pid: process.pid, uid: process.getuid?.(), sid: stats.get(process.pid)?.sid ?? -1, ancestors };
+}
+
+function commandText(pid: number, stat: ProcStat | undefined): string {
+  const argv = readCommandLine(pid);
+  if (argv) return argv.join(' ');
+  return stat ? `[${pid}]` : '?';
+}
+
+/**
+ * Orphaned: the parent is init, or a subreaper it was handed to. A process that is not a
+ * session leader was forked inside its session (fork keeps the session, setsid makes the
+ * caller its leader), so a parent in another session did not fork it: it adopted it.
+ */
+function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>): boolean {
+  if (stat.ppid === 1) return true;
+  const parent = stats.get(stat.ppid);
+  return parent !== undefined && stat.pid !== stat.sid && parent.sid !== stat.sid;
+}
+
+/** Never judged, never signalled: pid 1, the caller, its ancestors and session, other users'. */
+function isProtected(stat: ProcStat, caller: Caller): boolean {
+  if (stat.pid <= 1 || stat.pid === caller.pid || caller.ancestors.has(stat.pid)) return true;
+  if (stat.sid === caller.sid) return true;
+  if (caller.uid !== undefined && caller.uid !== 0 && processUid(stat.pid) !== caller.uid) return true;
+  return false;
+}
+
+/** A stdio descriptor that links the process to someone: an anonymous pipe or a unix socket. */
+type Channel = { kind: 'pipe'; inode: number } | { kind: 'socket'; inode: number };
+
+interface Candidate {
+  stat: ProcStat;
+  stdin?: Channel;
+  stdout?: Channel;
+  stderr?: Channel;
+  token?: string;
+}
+
+function channelOf(target: string | undefined, sockets: Map<number, UnixSocketInfo> | undefined): Channel | undefined {
+  const pipe = pipeInode(target);
+  if (pipe !== undefined) return { kind: 'pipe', inode: pipe };
+  const socket = socketInode(target);
+  // Only connected stream sockets have a far end to lose; without sock_diag we cannot tell.
+  if (socket !== undefined && sockets?.get(socket)?.connected) return { kind: 'socket', inode: socket };
+  return undefined;
+}
+
+/** Tokens of every live `leash supervise --owner-token TOKEN`. */
+function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
+  const tokens = new Set<string>();
+  for (const stat of stats) {
+    if (isDeadState(stat.state)) continue;
+    const argv = readCommandLine(stat.pid);
+    if (!argv || !argv.includes('supervise')) continue;
+    const at = argv.indexOf('--owner-token');
+    if (at >= 0 && argv[at + 1]) tokens.add(argv[at + 1]!);
+  }
+  return tokens;
+}
+
+/**
+ * Whether anyone is left at the far end of a channel: for a pipe, a holder of the other end
+ * (`end`); for a socket, a peer socket that still exists (the kernel names it 0 once closed).
+ */
+function farEndLives(
+  channel: Channel,
+  end: 'readers' | 'writers',
+  holders: Map<number, PipeHolders>,
+  sockets: Map<number, UnixSocketInfo> | undefined,
+): boolean {
+  if (channel.kind === 'socket') return (sockets?.get(channel.inode)?.peer ?? 1) !== 0;
+  return (holders.get(channel.inode)?.[end].length ?? 0) > 0;
+}
+
+/** Why `candidate` is cut off, or undefined when it is not (or its stdin still has a writer). */
+function judge(
+  candidate: Candidate,
+  holders: Map<number, PipeHolders>,
+  sockets: Map<number, UnixSocketInfo> | undefined,
+  supervisors: Set<string>,
+): LeakReason[] | undefined {
+  const reasons: LeakReason[] = [];
+  if (candidate.stdin !== undefined) {
+    // A live writer means someone may still talk to it: never ours to judge.
+    if (farEndLives(candidate.stdin, 'writers', holders, sockets)) return undefined;
+    reasons.push('stdin-no-writer');
+  }
+  if (candidate.stdout !== undefined && !farEndLives(candidate.stdout, 'readers', holders, sockets)) reasons.push('stdout-no-reader');
+  if (
+    candidate.stderr !== undefined &&
+    candidate.stderr.inode !== candidate.stdout?.inode &&
+    !farEndLives(candidate.stderr, 'readers', holders, sockets)
+  ) {
+    reasons.push('stderr-no-reader');
+  }
+  if (candidate.token !== undefined && !supervisors.has(candidate.token)) reasons.push('owner-gone');
+  return reasons.length > 0 ? reasons : undefined;
+}
+
+/**
+ * One scan of the machine. Cost: a stat read per process, three fd links per orphaned
+ * process, then (only when some orphan has a stdio pipe) one readlink per descriptor on the
+ * machine to find who holds those pipes. `sockets` is the sock_diag table (readUnixSockets);
+ * without it, stdio sockets are not judged.
+ */
+export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: Caller): ScanResult {
+  const all = scanAllStats();
+  const stats = new Map<number, ProcStat>();
+  const byParent = new Map<number, ProcStat[]>();
+  for (const stat of all) {
+    stats.set(stat.pid, stat);
+    const siblings = byParent.get(stat.ppid);
+    if (siblings) siblings.push(stat);
+    else byParent.set(stat.ppid, [stat]);
+  }
+  const who = caller ?? currentCaller(stats);
+
+  const candidates: Candidate[] = [];
+  const inodes = new Set<number>();
+  for (const stat of all) {
+    if (isDeadState(stat.state) || !isOrphaned(stat, stats) || isProtected(stat, who)) continue;
+    const stdinTarget = readFdTarget(stat.pid, 0);
+    if (isTerminalTarget(stdinTarget)) continue;
+    const candidate: Candidate = {
+      stat,
+      stdin: channelOf(stdinTarget, sockets),
+      stdout: channelOf(readFdTarget(stat.pid, 1), sockets),
+      stderr: channelOf(readFdTarget(stat.pid, 2), sockets),
+      token: readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE),
+    };
+    if (candidate.stdin === undefined && candidate.stdout === undefined && candidate.stderr === undefined && candidate.token === undefined) continue;
+    for (const channel of [candidate.stdin, candidate.stdout, candidate.stderr]) {
+      if (channel?.kind === 'pipe') inodes.add(channel.inode);
+    }
+    candidates.push(candidate);
+  }
+
+  const scan = inodes.size > 0 ? scanPipeHolders(inodes, stats.keys()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
+
+  const tops = new Map<number, LeakReason[]>();
+  for (const candidate of candidates) {
+    const reasons = judge(candidate, scan.holders, sockets, supervisors);
+    if (reasons) tops.set(candidate.stat.pid, reasons);
+  }
+
+  const uptime = readUptimeSeconds() ?? 0;
+  const trees: LeakedTree[] = [];
+  for (const [pid, reasons] of tops) {
+    const top = stats.get(pid)!;
+    // A top below another top (adopted by a subreaper inside a leaked tree) is part of that tree.
+    let above = stats.get(top.ppid);
+    let nested = false;
+    for (let hops = 0; above && hops < 4096; hops += 1) {
+      if (tops.has(above.pid)) {
+        nested = true;
+        break;
+      }
+      above = stats.get(above.ppid);
+    }
+    if (nested) continue;
+    const members = collectMembers(top, byParent, who);
+    if (!members) continue;
+    trees.push({
+      pid,
+      startTime: top.startTime,
+      command: members[0]!.command,
+      ageSeconds: Math.max(0, Math.round(uptime - top.startTime / CLOCK_TICKS_PER_SECOND)),
+      parent: { pid: top.ppid, command: commandText(top.ppid, stats.get(top.ppid)) },
+      reasons,
+      members,
+      rssKb: members.reduce((sum, member) => sum + member.rssKb, 0),
+    });
+  }
+  trees.sort((a, b) => b.rssKb - a.rssKb || a.pid - b.pid);
+  return { trees, uninspected: scan.unreadable.length, processes: all.length, fdsSeen: scan.fdsSeen };
+}
+
+/** The top and its descendants; undefined when any of them is protected or on a terminal. */
+function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller): TreeMember[] | undefined {
+  const members: TreeMember[] = [];
+  const pending = [top];
+  const seen = new Set<number>();
+  while (pending.length > 0) {
+    const stat = pending.shift()!;
+    if (seen.has(stat.pid)) continue;
+    seen.add(stat.pid);
+    if (isDeadState(stat.state)) continue;
+    if (isProtected(stat, caller) && stat.pid !== top.pid) return undefined;
+    if (stat.pid !== top.pid && isTerminalTarget(readFdTarget(stat.pid, 0))) return undefined;
+    members.push({
+      pid: stat.pid,
+      startTime: stat.startTime,
+      command: commandText(stat.pid, stat),
+      rssKb: readResidentKb(stat.pid) ?? 0,
+    });
+    pending.push(...(byParent.get(stat.pid) ?? []));
+  }
+  return members;
+}

@@ -1,0 +1,84 @@
+// Ending leaked trees: SIGTERM to every process of every tree, the grace, then SIGKILL to what is
+// left. Every signal goes through signalIfSame, which pins the process and checks its start
+// time first, so a pid recycled since the scan is never hit. Processes are signalled one by
+// one, never by group: a leaked server often still shares a group with unrelated processes.
+import { isProcessAlive } from '../sys/processes.js';
+import { readProcStat } from '../sys/procfs.js';
+import { walkDescendants } from '../sys/tree.js';
+import { signalIfSame } from '../sys/verified-signal.js';
+import { waitUntil } from '../sys/wait.js';
+import type { LeakedTree } from './scan.js';
+
+export interface TreeOutcome {
+  pid: number;
+  /** 'ended': nothing of it runs; 'survived': some member outlived SIGKILL; 'denied': not ours to signal. */
+  result: 'ended' | 'survived' | 'denied';
+  /** How many processes were signalled at least once. */
+  signalled: number;
+  killed: number;
+}
+
+interface Target {
+  pid: number;
+  startTime: number;
+}
+
+const KILL_WAIT_MS = 5000;
+
+/** Adds processes forked below known members since the scan (they inherit the leak). */
+function addNewDescendants(targets: Map<number, Target>): void {
+  for (const target of [...targets.values()]) {
+    if (!isProcessAlive(target.pid, target.startTime)) continue;
+    for (const [pid, stat] of walkDescendants(target.pid)) {
+      if (!targets.has(pid)) targets.set(pid, { pid, startTime: stat.startTime });
+    }
+  }
+}
+
+export async function endTrees(trees: readonly LeakedTree[], graceMs: number): Promise<TreeOutcome[]> {
+  const plans = trees.map((tree) => {
+    const targets = new Map<number, Target>();
+    // The top is still the process we judged only if its start time still matches.
+    const top = readProcStat(tree.pid);
+    if (top && top.startTime === tree.startTime) {
+      for (const member of tree.members) targets.set(member.pid, { pid: member.pid, startTime: member.startTime });
+      addNewDescendants(targets);
+    }
+    return { tree, targets, signalled: new Set<number>(), denied: false, killed: 0 };
+  });
+
+  const alive = (target: Target) => isProcessAlive(target.pid, target.startTime);
+  for (const plan of plans) {
+    for (const target of plan.targets.values()) {
+      const outcome = signalIfSame(target.pid, target.startTime, 'SIGTERM');
+      if (outcome === 'sent') plan.signalled.add(target.pid);
+      if (outcome === 'denied') plan.denied = true;
+    }
+  }
+  const everyTarget = () => plans.flatMap((plan) => [...plan.targets.values()]);
+  await waitUntil(() => everyTarget().every((target) => !alive(target)), graceMs);
+
+  for (const plan of plans) {
+    addNewDescendants(plan.targets);
+    for (const target of plan.targets.values()) {
+      if (!alive(target)) continue;
+      const outcome = signalIfSame(target.pid, target.startTime, 'SIGKILL');
+      if (outcome === 'sent') {
+        plan.signalled.add(target.pid);
+        plan.killed += 1;
+      }
+      if (outcome === 'denied') plan.denied = true;
+    }
+  }
+  await waitUntil(() => everyTarget().every((target) => !alive(target)), KILL_WAIT_MS);
+
+  return plans.map((plan) => {
+    const survivors = [...plan.targets.values()].filter(alive).length;
+    return {
+      pid: plan.tree.pid,
+      result: survivors === 0 ? 'ended' : plan.denied ? 'denied' : 'survived',
+      signalled: plan.signalled.size,
+      killed: plan.killed,
+    };
+  });
+}

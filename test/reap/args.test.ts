@@ -1,0 +1,42 @@
+// `leash reap` flags: durations, sizes, and bad input exiting 64 with a message.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { parseDuration, parseReapArgs, parseSizeKb } from '../../src/reap/args.js';
+import { CLI_ENTRY } from '../helpers/processes.js';
+
+test('durations and sizes', () => {
+  assert.equal(parseDuration('90'), 90);
+  assert.equal(parseDuration('500ms'), 0.5);
+  assert.equal(parseDuration('5m'), 300);
+  assert.equal(parseDuration('2h'), 7200);
+  assert.equal(parseDuration('1d'), 86400);
+  assert.equal(parseDuration('1w'), undefined);
+  assert.equal(parseDuration('-5s'), undefined);
+  assert.equal(parseSizeKb('512K'), 512);
+  assert.equal(parseSizeKb('100M'), 100 * 1024);
+  assert.equal(parseSizeKb('1.5GiB'), 1.5 * 1024 * 1024);
+  assert.equal(parseSizeKb('300MB'), 300 * 1024);
+  assert.equal(parseSizeKb('2048'), 2);
+  assert.equal(parseSizeKb('lots'), undefined);
+});
+
+test('flags parse, with values after a space or an =', () => {
+  const parsed = parseReapArgs(['--kill', '--grace=2s', '--match', 'mcp-server', '--older-than', '1h', '--min-memory=1G', '--json']);
+  assert.ok(typeof parsed !== 'string');
+  assert.equal(parsed.kill, true);
+  assert.equal(parsed.graceMs, 2000);
+  assert.equal(parsed.match?.source, 'mcp-server');
+  assert.equal(parsed.olderThanSeconds, 3600);
+  assert.equal(parsed.minMemoryKb, 1024 * 1024);
+  assert.equal(parsed.json, true);
+});
+
+for (const args of [['--bogus'], ['--match', '('], ['--match'], ['--older-than', 'soon'], ['--min-memory', 'big'], ['--grace', '2w'], ['--grace', '1h']]) {
+  test(`leash reap ${args.join(' ')} exits 64 with a message`, () => {
+    const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', ...args], { encoding: 'utf8', timeout: 15_000 });
+    assert.equal(result.status, 64, result.stderr);
+    assert.match(result.stderr, /^leash reap: .+\nusage: leash reap/);
+    assert.equal(result.stdout, '');
+  });
+}

@@ -1,0 +1,88 @@
+// Plumbing for the `leash reap` tests: running the command, starting labelled idle processes
+// through sh (so that they end up orphaned, the way leaks do), and waiting for them.
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitUntil } from '../../src/sys/wait.js';
+import { CLI_ENTRY, FIXTURES, exited, markedEnv } from '../helpers/processes.js';
+
+export const IDLE = `${FIXTURES}reap/idle.mjs`;
+
+export interface ReapReport {
+  trees: Array<{
+    pid: number;
+    command: string;
+    reasons: string[];
+    rssBytes: number;
+    parent: { pid: number; command: string };
+    processes: Array<{ pid: number; startTime: number; command: string }>;
+    kill?: { result: string; signalled: number; killed: number } | null;
+  }>;
+  total: { trees: number; rssBytes: number };
+}
+
+function asUser(uid: number | undefined, argv: string[]): string[] {
+  return uid === undefined ? argv : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...argv];
+}
+
+/** Runs `leash reap --json ARGS`, optionally as another user (through setpriv). */
+export function runReap(args: readonly string[], asUid?: number): { code: number | null; report: ReapReport; stderr: string } {
+  const argv = asUser(asUid, [process.execPath, CLI_ENTRY, 'reap', '--json', ...args]);
+  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 60_000 });
+  let report: ReapReport;
+  try {
+    report = JSON.parse(result.stdout) as ReapReport;
+  } catch {
+    throw new Error(`leash reap printed no JSON (exit ${result.status}): ${result.stdout}${result.stderr}`);
+  }
+  return { code: result.status, report, stderr: result.stderr };
+}
+
+/** A directory where idle.mjs processes announce themselves by role. */
+export class ReadyDir {
+  readonly path = mkdtempSync(join(tmpdir(), 'leash-reap-'));
+
+  constructor() {
+    // Processes of another user announce themselves here too.
+    chmodSync(this.path, 0o777);
+  }
+
+  /** Waits (with a deadline) for the process of `role` and returns its pid. */
+  async pid(role: string, budgetMs = 15_000): Promise<number> {
+    const file = join(this.path, role);
+    if (!(await waitUntil(() => existsSync(file) && readFileSync(file, 'utf8') !== '', budgetMs))) {
+      throw new Error(`no process announced itself as ${role} within ${budgetMs} ms`);
+    }
+    return Number(readFileSync(file, 'utf8'));
+  }
+
+  remove(): void {
+    rmSync(this.path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs a shell script in its own session, with the test's mark, and waits for the shell to
+ * exit: whatever it started in the background is then orphaned, as leaked processes are.
+ */
+export async function runShell(script: string, mark: string, ready: ReadyDir, asUid?: number): Promise<void> {
+  const argv = asUser(asUid, ['sh', '-c', script]);
+  const shell = spawn(argv[0]!, argv.slice(1), {
+    detached: true,
+    stdio: 'ignore',
+    env: markedEnv(mark, { LEASH_REAP_READY_DIR: ready.path }),
+  });
+  const { code } = await exited(shell, 20_000);
+  if (code !== 0) throw new Error(`shell exited ${code}: ${script}`);
+}
+
+/** Quotes a word for sh. */
+export function q(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `node idle.mjs MARKER ROLE` as a shell command. */
+export function idle(marker: string, role: string): string {
+  return `${q(process.execPath)} ${q(IDLE)} ${q(marker)} ${q(role)}`;
+}

@@ -1,0 +1,49 @@
+// The third sign of a leak: a process carrying a leash owner token (LEASH_OWNER_TOKEN) whose
+// supervisor is gone, orphaned, with no stdio pipe at all. And the escalation: a member that
+// ignores SIGTERM is KILLed once the grace is over.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { isProcessAlive } from '../../src/sys/processes.js';
+import { killMarked, newMark, waitForGone } from '../helpers/processes.js';
+import { ReadyDir, idle, q, runReap, runShell } from './harness.js';
+
+test('an orphan carrying an owner token with no live supervisor is listed; a live supervisor protects it', async (t) => {
+  const mark = newMark();
+  const marker = `leash-reap-${mark}`;
+  const ready = new ReadyDir();
+  t.after(async () => {
+    await killMarked(mark);
+    ready.remove();
+  });
+  const token = randomBytes(12).toString('hex');
+  await runShell(`LEASH_OWNER_TOKEN=${token} ${idle(marker, 'ignore-term')} </dev/null >/dev/null 2>&1 &`, mark, ready);
+  const carrier = await ready.pid('ignore-term');
+  // A stand-in for the supervisor: the scan knows one by `supervise ... --owner-token TOKEN`.
+  await runShell(`${idle(marker, 'supervisor')} supervise --owner-token ${q(token)} </dev/null >/dev/null 2>&1 &`, mark, ready);
+  const supervisor = await ready.pid('supervisor');
+
+  const guarded = runReap(['--match', `${marker} ignore-term`]);
+  assert.deepEqual(guarded.report.trees, [], 'a live supervisor for the token: not leaked');
+  assert.equal(guarded.code, 0);
+
+  await killMarkedPid(supervisor);
+  const listed = runReap(['--match', `${marker} ignore-term`]);
+  assert.equal(listed.code, 1);
+  assert.equal(listed.report.trees.length, 1, JSON.stringify(listed.report.trees));
+  assert.equal(listed.report.trees[0]!.pid, carrier);
+  assert.deepEqual(listed.report.trees[0]!.reasons, ['owner-gone']);
+
+  const started = Date.now();
+  const killed = runReap(['--match', `${marker} ignore-term`, '--kill', '--grace', '300ms']);
+  assert.equal(killed.report.trees[0]?.kill?.result, 'ended', killed.stderr);
+  assert.equal(killed.report.trees[0]?.kill?.killed, 1, 'the TERM-ignoring carrier needed SIGKILL');
+  assert.ok(await waitForGone([carrier], 5000));
+  assert.ok(Date.now() - started < 30_000);
+});
+
+async function killMarkedPid(pid: number): Promise<void> {
+  process.kill(pid, 'SIGKILL');
+  assert.ok(await waitForGone([pid], 5000));
+  assert.ok(!isProcessAlive(pid));
+}
