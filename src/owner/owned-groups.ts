@@ -20,6 +20,7 @@ import {
 } from '../sys/processes.js';
 import { waitUntil } from '../sys/wait.js';
 import { SupervisorLink } from './supervisor-link.js';
+import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -38,12 +39,9 @@ export function ownerTokenValue(): string {
   return ownerToken;
 }
 
-/** The supervisor's grace: LEASH_GRACE_MS when it is a whole number up to 600000, else 3000. */
+/** The supervisor's grace: LEASH_GRACE_MS by the rule both grace settings share (src/config/grace.ts). */
 function supervisorGraceMs(): number {
-  const raw = process.env.LEASH_GRACE_MS;
-  if (raw !== undefined && /^[0-9]{1,6}$/.test(raw) && Number(raw) <= 600_000) return Number(raw);
-  if (raw !== undefined) process.emitWarning(`ignoring LEASH_GRACE_MS='${raw}': expected milliseconds, 0 to 600000`, { code: 'LEASH_CONFIG' });
-  return DEFAULT_GRACE_MS;
+  return graceFromEnvironment(process.env, LIBRARY_GRACE, (message) => process.emitWarning(message, { code: 'LEASH_CONFIG' }));
 }
 
 function supervisor(): SupervisorLink {
