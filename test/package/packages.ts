@@ -1,9 +1,9 @@
 // The packages this repository publishes, packed and installed as a user would get them. One entry
 // today (the core); the check's own package is one more entry here once it is split out.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../helpers/processes.js';
 
 export interface PublishedPackage {
@@ -55,17 +55,89 @@ export function tarballFiles(tarball: string): string[] {
   return result.stdout.split('\n').filter(Boolean);
 }
 
+type LockEntry = Record<string, unknown> & {
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+};
+
+/** Where Node resolution finds `name` from the package at `from` in a hoisted lockfile, if anywhere. */
+function locate(packages: Record<string, LockEntry>, from: string, name: string): string | undefined {
+  let base = from;
+  for (;;) {
+    const candidate = `${base ? `${base}/` : ''}node_modules/${name}`;
+    if (packages[candidate]) return candidate;
+    if (!base) return undefined;
+    const cut = base.lastIndexOf('/node_modules/');
+    base = cut < 0 ? '' : base.slice(0, cut);
+  }
+}
+
 /**
- * A scratch project with the tarballs (and `extra` registry packages) installed from npm's cache
- * only: no network beyond what `npm ci` already fetched.
+ * A lockfile for a scratch project: the tarballs as file: entries, and every registry package they
+ * and `extra` reach, taken from this repository's lockfile (so that npm finds each in its cache by
+ * integrity and never needs the registry's metadata).
+ */
+function scratchLock(dir: string, tarballs: readonly string[], extra: readonly string[]) {
+  const repoLock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const source: Record<string, LockEntry> = { ...repoLock.packages };
+  const rootDeps: Record<string, string> = {};
+  PACKAGES.forEach((pkg, index) => {
+    const tarball = tarballs[index]!;
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, pkg.dir, 'package.json'), 'utf8'));
+    const spec = `file:${relative(dir, tarball)}`;
+    rootDeps[pkg.name] = spec;
+    source[`node_modules/${pkg.name}`] = {
+      version: manifest.version,
+      resolved: spec,
+      license: manifest.license,
+      dependencies: manifest.dependencies,
+      peerDependencies: manifest.peerDependencies,
+      peerDependenciesMeta: manifest.peerDependenciesMeta,
+      bin: manifest.bin,
+      engines: manifest.engines,
+    };
+  });
+  for (const spec of extra) {
+    const at = spec.lastIndexOf('@');
+    rootDeps[spec.slice(0, at)] = spec.slice(at + 1);
+  }
+  const packages: Record<string, LockEntry> = {};
+  const queue = Object.keys(rootDeps).map((name) => locate(source, '', name)!);
+  while (queue.length > 0) {
+    const path = queue.pop()!;
+    if (packages[path]) continue;
+    const { dev: _dev, devOptional: _devOptional, ...entry } = source[path]!;
+    packages[path] = entry;
+    const wanted = { ...entry.dependencies, ...entry.optionalDependencies };
+    for (const [name, meta] of Object.entries(entry.peerDependencies ?? {})) {
+      if (!entry.peerDependenciesMeta?.[name]?.optional) wanted[name] = meta;
+    }
+    for (const name of Object.keys(wanted)) {
+      const found = locate(source, path, name);
+      if (found) queue.push(found);
+    }
+  }
+  const manifest = { name: 'scratch', version: '1.0.0', private: true, dependencies: rootDeps };
+  const lock = { name: 'scratch', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { ...manifest, private: undefined, name: 'scratch' }, ...packages } };
+  return { manifest, lock };
+}
+
+/**
+ * A scratch project with the tarballs (and `extra` registry packages, as name@version pinned in
+ * this repository's lockfile) installed by `npm ci --offline`: no network beyond what `npm ci`
+ * already fetched here.
  */
 export function scratchProject(tarballs: readonly string[], extra: readonly string[] = []): { dir: string; remove: () => void; install: SpawnSyncReturns<string> } {
   const dir = mkdtempSync(join(tmpdir(), 'leash-package-test-'));
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', version: '1.0.0', private: true }, null, 2));
+  const { manifest, lock } = scratchLock(dir, tarballs, extra);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(lock, null, 2));
   const install = run(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', ...tarballs, ...extra],
+    ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'],
     dir,
     { ...process.env, npm_config_update_notifier: 'false' },
     300_000,
