@@ -1,22 +1,8 @@
 // `leash` command dispatch. Each subcommand lives in its own module, loaded only when named,
 // so `leash supervise` stays as light as the supervisor must be.
+import { asksForHelp, HELP, MAIN_HELP, packageInfo } from './help.js';
 
 export const EXIT_USAGE = 64;
-
-const USAGE = `usage: leash <command> [options]
-
-commands:
-  supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN]
-                                                 the per-owner death supervisor (started by the library)
-  run [--grace S] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]
-                                                 run COMMAND and own its whole process tree
-  status [FILE] [--json]                         show the state document of a \`leash run\`
-  reap [--kill] [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE]
-                                                 list (or end) stdio servers other clients leaked
-  check [options] [PATH...]                      find detached spawns in Python and JS/TS code
-                                                 (leash check --help for its options)
-  help                                           this text
-`;
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -24,20 +10,36 @@ const commands: Record<string, () => Promise<Command>> = {
   supervise: async () => (await import('../supervisor/main.js')).supervisorMain,
   run: async () => (await import('../run/main.js')).runMain,
   status: async () => (await import('../run/status.js')).statusMain,
-  check: async () => (await import('../check/main.js')).checkMain,
   reap: async () => (await import('../reap/main.js')).reapMain,
+  check: async () => (await import('../check/main.js')).checkMain,
 };
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    const { name: pkg, version } = packageInfo();
+    process.stdout.write(`leash ${version} (${pkg})\n`);
+    return 0;
+  }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    (name === undefined ? process.stderr : process.stdout).write(USAGE);
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic === 'check' || topic === 'reap') return (await commands[topic]!())(['--help']);
+    if (topic !== undefined && !HELP[topic]) {
+      process.stderr.write(`leash: no help for unknown command '${topic}'\n${MAIN_HELP}`);
+      return EXIT_USAGE;
+    }
+    (name === undefined ? process.stderr : process.stdout).write(topic ? HELP[topic]! : MAIN_HELP);
     return name === undefined ? EXIT_USAGE : 0;
   }
   const load = commands[name];
   if (!load) {
-    process.stderr.write(`leash: unknown command '${name}'\n${USAGE}`);
+    process.stderr.write(`leash: unknown command '${name}'\n${MAIN_HELP}`);
     return EXIT_USAGE;
+  }
+  const help = HELP[name];
+  if (help && asksForHelp(rest)) {
+    process.stdout.write(help);
+    return 0;
   }
   return (await load())(rest);
 }

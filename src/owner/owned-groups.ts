@@ -6,7 +6,7 @@ import {
   type SpawnOptions,
 } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_GRACE_MS, OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
+import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
 import { isSpared } from '../supervisor/teardown.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
@@ -21,6 +21,7 @@ import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
 import { graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
+import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -39,12 +40,9 @@ export function ownerTokenValue(): string {
   return ownerToken;
 }
 
-/** The supervisor's grace: LEASH_GRACE_MS when it is a whole number up to 600000, else 3000. */
+/** The supervisor's grace: LEASH_GRACE_MS by the rule both grace settings share (src/config/grace.ts). */
 function supervisorGraceMs(): number {
-  const raw = process.env.LEASH_GRACE_MS;
-  if (raw !== undefined && /^[0-9]{1,6}$/.test(raw) && Number(raw) <= 600_000) return Number(raw);
-  if (raw !== undefined) process.emitWarning(`ignoring LEASH_GRACE_MS='${raw}': expected milliseconds, 0 to 600000`, { code: 'LEASH_CONFIG' });
-  return DEFAULT_GRACE_MS;
+  return graceFromEnvironment(process.env, LIBRARY_GRACE, (message) => process.emitWarning(message, { code: 'LEASH_CONFIG' }));
 }
 
 /**

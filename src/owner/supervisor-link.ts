@@ -2,37 +2,12 @@
 // it (replaying every registration) if it dies, and releases it when nothing is left to guard.
 // Nothing here throws into the caller: a supervisor that cannot be had costs a warning.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { formatControlLine, type ControlCommand } from '../supervisor/protocol.js';
 import { ownProcessGroupId } from '../sys/processes.js';
+import { supervisorCommand, supervisorCommandOrWarn, supervisorEnvironment } from './supervisor-launch.js';
 
-/**
- * The build bundles the supervisor into one CommonJS file: measured, it starts faster and keeps
- * about 1 MB less private memory than the same code loaded as ES modules. The ES entry is the
- * fallback for a tree that was compiled without the bundling step.
- */
-const SUPERVISOR_BUNDLE = fileURLToPath(new URL('../supervisor/supervisor.cjs', import.meta.url));
-const SUPERVISOR_ENTRY = existsSync(SUPERVISOR_BUNDLE)
-  ? SUPERVISOR_BUNDLE
-  : fileURLToPath(new URL('../supervisor/entry.js', import.meta.url));
-
-/**
- * The supervisor's command line before its own flags. --v8-pool-size=0: the supervisor needs no
- * V8 worker threads (7 threads become 4), and it changes nothing else measurable.
- */
-export function supervisorCommand(): string[] {
-  return [process.execPath, '--v8-pool-size=0', SUPERVISOR_ENTRY];
-}
-
-/**
- * Its whole environment: a scrubbed one starts faster (no NODE_OPTIONS, no extra CA
- * certificates: +38 ms each start) and carries no owner token. One libuv thread is plenty for
- * the one read it keeps in flight.
- */
-export function supervisorEnvironment(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: '1' };
-}
+// How the supervisor is started (runtime, file, environment) is decided in supervisor-launch.ts.
+export { supervisorCommand, supervisorEnvironment };
 
 /** Restarts allowed within RESTART_WINDOW_MS before the link stops trying until the next registration. */
 const MAX_RESTARTS = 5;
@@ -107,7 +82,9 @@ export class SupervisorLink {
       this.warn(`cannot start the death supervisor: ${(error as Error).message}`);
       return;
     }
-    const [command, ...args] = supervisorCommand();
+    const launch = supervisorCommandOrWarn();
+    if (!launch) return;
+    const [command, ...args] = launch;
     args.push(
       '--parent-pgid',
       String(parentPgid),

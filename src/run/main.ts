@@ -1,4 +1,5 @@
 // `leash run`: the command line, then the tree supervisor (Linux) or the process-group fallback.
+import { describeRange, graceFromEnvironment, parseGrace, RUN_GRACE } from '../config/grace.js';
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
 import { guardStandardOutput, writeSafely } from '../sys/safe-output.js';
@@ -8,17 +9,19 @@ import { installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 
 export const RUN_USAGE =
-  'usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]';
+  'usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--quiet] -- COMMAND [ARG...]';
 
-export const DEFAULT_GRACE_SECONDS = 10;
-export const MIN_GRACE_SECONDS = 0.05;
-export const MAX_GRACE_SECONDS = 30;
+export const DEFAULT_GRACE_SECONDS = RUN_GRACE.fallback;
+export const MIN_GRACE_SECONDS = RUN_GRACE.min;
+export const MAX_GRACE_SECONDS = RUN_GRACE.max;
 const EXIT_USAGE = 64;
 
 export interface RunArguments {
   graceMs: number;
   statePath?: string;
   dieWithParent: boolean;
+  /** No phase lines on stderr; warnings and errors still go there. */
+  quiet: boolean;
   command: string;
   args: string[];
 }
@@ -28,28 +31,28 @@ export function graceFromSeconds(seconds: number): number {
   return Math.round(Math.min(MAX_GRACE_SECONDS, Math.max(MIN_GRACE_SECONDS, seconds)) * 1000);
 }
 
-function parseSeconds(text: string): number | undefined {
-  if (!/^[0-9]+(\.[0-9]+)?$|^\.[0-9]+$/.test(text.trim())) return undefined;
-  return Number(text);
-}
-
-/** Parses `leash run` arguments and environment; a string is the usage error to print. */
-export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv): RunArguments | string {
-  let graceSeconds = DEFAULT_GRACE_SECONDS;
-  const fromEnv = env.LEASH_GRACE_SECONDS;
-  if (fromEnv !== undefined && fromEnv !== '') {
-    const seconds = parseSeconds(fromEnv);
-    if (seconds === undefined) return `LEASH_GRACE_SECONDS must be a number of seconds, not '${fromEnv}'`;
-    graceSeconds = seconds;
-  }
+/**
+ * Parses `leash run` arguments and environment; a string is the usage error to print. A bad
+ * LEASH_GRACE_SECONDS is a warning (`warn`) and the default, as for every grace setting; a bad
+ * --grace, typed on this very command line, is a usage error.
+ */
+export function parseRunArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void = (message) => process.stderr.write(`leash run: warning: ${message}\n`),
+): RunArguments | string {
+  let graceSeconds = graceFromEnvironment(env, RUN_GRACE, warn);
   let statePath = env.LEASH_STATE_PATH || undefined;
   let dieWithParent = false;
+  let quiet = false;
   let i = 0;
   for (; i < argv.length; i += 1) {
     const arg = argv[i] as string;
     if (arg === '--') break;
     if (arg === '--die-with-parent') {
       dieWithParent = true;
+    } else if (arg === '--quiet' || arg === '-q') {
+      quiet = true;
     } else if (arg === '--grace' || arg === '--state') {
       const value = argv[i + 1];
       if (value === undefined) return `${arg} needs a value`;
@@ -58,8 +61,8 @@ export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv): R
         if (value === '') return '--state needs a file name';
         statePath = value;
       } else {
-        const seconds = parseSeconds(value);
-        if (seconds === undefined) return `--grace takes a number of seconds, not '${value}'`;
+        const seconds = parseGrace(value, RUN_GRACE);
+        if (seconds === undefined) return `--grace takes ${describeRange(RUN_GRACE)}, not '${value}'`;
         graceSeconds = seconds;
       }
     } else {
@@ -72,6 +75,7 @@ export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv): R
     graceMs: graceFromSeconds(graceSeconds),
     statePath,
     dieWithParent,
+    quiet,
     command,
     args: argv.slice(i + 2) as string[],
   };
@@ -82,7 +86,11 @@ export async function runMain(argv: string[]): Promise<number> {
   // make a write kill it.
   installSignalShield();
   guardStandardOutput();
-  const log = (line: string) => writeSafely(process.stderr, `leash run: ${line}\n`);
+  // --quiet drops the phase lines only: warnings and errors are always written.
+  let quiet = false;
+  const log = (line: string) => {
+    if (!(quiet && line.startsWith('phase='))) writeSafely(process.stderr, `leash run: ${line}\n`);
+  };
   // Node's own warnings (the guard's link reports through them) go the same safe way.
   process.removeAllListeners('warning');
   process.on('warning', (warning) => log(`warning: ${warning.message}`));
@@ -91,6 +99,7 @@ export async function runMain(argv: string[]): Promise<number> {
     writeSafely(process.stderr, `leash run: ${parsed}\n${RUN_USAGE}\n`);
     return EXIT_USAGE;
   }
+  quiet = parsed.quiet;
   const guard = new RunGuard(parsed.graceMs);
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {
     return new TreeSupervisor({ ...parsed, log, guard }).run();

@@ -65,8 +65,12 @@ test('usage errors exit 64 with the usage on stderr', async () => {
     assert.equal(result.code, 64, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, /usage: leash run/);
   }
+  const outOfRange = await runToEnd(['run', '--grace', '31', '--', 'true']);
+  assert.equal(outOfRange.code, 64, outOfRange.stderr);
+  // A bad LEASH_GRACE_SECONDS is a warning and the default, like LEASH_GRACE_MS (src/config/grace.ts).
   const badEnv = await runToEnd(['run', '--', 'true'], { LEASH_GRACE_SECONDS: 'ten' });
-  assert.equal(badEnv.code, 64);
+  assert.equal(badEnv.code, 0, badEnv.stderr);
+  assert.match(badEnv.stderr, /warning: ignoring LEASH_GRACE_SECONDS='ten'/);
 });
 
 test('the grace comes from the flag or the environment and is bounded', () => {

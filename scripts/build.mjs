@@ -1,0 +1,40 @@
+// `npm run build`: compiles with tsc (strict) into dist/, then bundles the supervisor into one
+// CommonJS file with esbuild. Each step says what it does and how long it took: tsc alone takes
+// 15-40 s on a small shared machine, and a silent wait that long looks like a hang.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const steps = [
+  {
+    what: 'compiling TypeScript into dist/ (tsc; 15-40 s)',
+    command: process.execPath,
+    args: [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
+  },
+  {
+    what: 'bundling the supervisor into dist/src/supervisor/supervisor.cjs (esbuild)',
+    // esbuild's bin is its native binary once its install script ran, a JS launcher otherwise: run it as is.
+    command: require.resolve('esbuild/bin/esbuild'),
+    args: [
+      'dist/src/supervisor/entry.js',
+      '--bundle',
+      '--platform=node',
+      '--format=cjs',
+      '--log-level=warning',
+      '--outfile=dist/src/supervisor/supervisor.cjs',
+      '--define:import.meta.url=import_meta_url',
+      "--banner:js=const import_meta_url = require('node:url').pathToFileURL(__filename).href;",
+    ],
+  },
+];
+
+for (const step of steps) {
+  const started = Date.now();
+  process.stderr.write(`build: ${step.what}...`);
+  const result = spawnSync(step.command, step.args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.status !== 0) {
+    process.stderr.write(`\nbuild: failed (exit ${result.status ?? result.signal})\n`);
+    process.exit(result.status ?? 1);
+  }
+  process.stderr.write(` ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}

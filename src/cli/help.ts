@@ -1,0 +1,79 @@
+// Help texts of the `leash` command, one per subcommand (`leash check` keeps its own, next to its
+// options). They go to stdout with exit 0 when asked for; usage errors print the one-line usage.
+import { readFileSync } from 'node:fs';
+
+/** The installed package's manifest: its name and version. */
+export function packageInfo(): { name: string; version: string } {
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
+  return { name: String(manifest.name), version: String(manifest.version) };
+}
+
+export const MAIN_HELP = `usage: leash <command> [options]
+
+commands:
+  run [options] -- COMMAND [ARG...]   run COMMAND and own its whole process tree (Linux subreaper)
+  status [FILE] [--json]              show the state document of a \`leash run\`
+  reap [options]                      list (or, with --kill, end) stdio servers other clients leaked
+  check [options] [PATH...]           find detached spawns in Python and JS/TS code
+  supervise --parent-pgid PGID ...    the per-owner death supervisor (started by the library)
+  help [COMMAND]                      this text, or a command's (also: leash COMMAND --help)
+
+options:
+  -h, --help                          this text
+  -V, --version                       the version
+
+The owner library is the package's import: import { spawnOwned } from 'proc-leash'.
+`;
+
+export const RUN_HELP = `usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--quiet] -- COMMAND [ARG...]
+
+Runs COMMAND in a new session and owns its whole process tree (Linux: a child subreaper that adopts
+and reaps every orphan). The tree is taken down — SIGTERM, the grace, SIGKILL — when leash gets
+SIGTERM/SIGINT/SIGHUP, when COMMAND exits leaving descendants, or, with --die-with-parent, when
+leash's parent dies. leash exits with COMMAND's status (128+n for signal n).
+
+options:
+  --grace SECONDS      between SIGTERM and SIGKILL, 0.05 to 30 (default 10; out of range is a usage error)
+  --state FILE         keep a JSON state document there (see leash status)
+  --die-with-parent    take the tree down when leash's parent dies, SIGKILL included
+  -q, --quiet          no phase lines on stderr; warnings and errors are still written
+  -h, --help           this text
+
+environment:
+  LEASH_GRACE_SECONDS  the grace when --grace is not given; empty means unset; a bad or
+                       out-of-range value is ignored with a warning (default used)
+  LEASH_STATE_PATH     the state document when --state is not given
+
+COMMAND gets no controlling terminal (it leads a new session): programs that prompt on /dev/tty
+cannot. Its stdin, stdout and stderr are leash's own.
+
+exit: COMMAND's status; 64 usage, 126 not executable, 127 not found.
+`;
+
+export const STATUS_HELP = `usage: leash status [FILE] [--json]
+
+Shows the state document a \`leash run --state FILE\` keeps (FILE defaults to $LEASH_STATE_PATH).
+
+exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable.
+`;
+
+export const SUPERVISE_HELP = `usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN]
+
+The per-owner death supervisor. The owner library starts it; run it yourself only to build another
+owner library. It reads control lines on stdin (register, unregister, disown, release) and at EOF
+takes every registered group down: SIGTERM, the grace (default 3000 ms), SIGKILL.
+
+exit: 0 EOF handled, 2 started inside the parent's process group, 64 usage.
+`;
+
+/** Help by command name; `check` and `reap` answer --help themselves. */
+export const HELP: Record<string, string> = { run: RUN_HELP, status: STATUS_HELP, supervise: SUPERVISE_HELP };
+
+/** Whether argv asks for help: -h/--help before any `--` (after it, the words are COMMAND's). */
+export function asksForHelp(argv: readonly string[]): boolean {
+  for (const arg of argv) {
+    if (arg === '--') return false;
+    if (arg === '-h' || arg === '--help') return true;
+  }
+  return false;
+}

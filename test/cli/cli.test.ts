@@ -1,0 +1,110 @@
+// The `leash` command's conventions: --version, help for every subcommand, --quiet, and the one
+// rule both grace settings follow.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { describeRange, graceFromEnvironment, LIBRARY_GRACE, parseGrace, RUN_GRACE } from '../../src/config/grace.js';
+import { CLI_ENTRY, killMarked, LIBRARY_ENTRY, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
+
+function leash(args: string[], extraEnv: NodeJS.ProcessEnv = {}, mark = newMark()) {
+  const result = spawnSync(process.execPath, [CLI_ENTRY, ...args], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    killSignal: 'SIGKILL',
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '', ...extraEnv }),
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test('leash --version prints the package name and version', () => {
+  const manifest = JSON.parse(readFileSync(`${REPO_ROOT}package.json`, 'utf8'));
+  for (const flag of ['--version', '-V']) {
+    const result = leash([flag]);
+    assert.equal(result.code, 0);
+    assert.equal(result.stdout, `leash ${manifest.version} (${manifest.name})\n`);
+  }
+});
+
+test('every subcommand has help: `leash help X`, `leash X --help`, `leash X -h`', () => {
+  for (const command of ['run', 'status', 'supervise', 'check']) {
+    for (const args of [['help', command], [command, '--help'], [command, '-h']]) {
+      const result = leash(args);
+      assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stdout, new RegExp(`^usage: leash ${command}`), args.join(' '));
+    }
+  }
+  for (const args of [['help'], ['--help'], ['-h']]) {
+    const result = leash(args);
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /^usage: leash <command>/);
+  }
+  assert.equal(leash([]).code, 64);
+  assert.equal(leash(['help', 'nope']).code, 64);
+});
+
+test('after --, --help belongs to the command, not to leash run', () => {
+  const result = leash(['run', '--quiet', '--', 'sh', '-c', 'echo "got $1"', 'sh', '--help']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, 'got --help\n');
+});
+
+test('leash run --quiet drops the phase lines and keeps errors', async () => {
+  const mark = newMark();
+  try {
+    const loud = leash(['run', '--', 'true'], {}, mark);
+    assert.match(loud.stderr, /phase=/);
+    const quiet = leash(['run', '--quiet', '--', 'true'], {}, mark);
+    assert.equal(quiet.code, 0);
+    assert.equal(quiet.stderr, '');
+    const missing = leash(['run', '-q', '--', 'leash-no-such-command-anywhere'], {}, mark);
+    assert.equal(missing.code, 127);
+    assert.match(missing.stderr, /command not found/);
+    const warned = leash(['run', '-q', '--', 'true'], { LEASH_GRACE_SECONDS: 'abc' }, mark);
+    assert.match(warned.stderr, /warning: ignoring LEASH_GRACE_SECONDS='abc'/);
+  } finally {
+    await killMarked(mark);
+  }
+});
+
+test('both grace settings: empty is unset, bad or out of range is a warning and the default', () => {
+  for (const setting of [LIBRARY_GRACE, RUN_GRACE]) {
+    const warnings: string[] = [];
+    const read = (value: string | undefined) => graceFromEnvironment({ [setting.name]: value }, setting, (m) => warnings.push(m));
+    assert.equal(read(undefined), setting.fallback);
+    assert.equal(read(''), setting.fallback);
+    assert.equal(read('  '), setting.fallback);
+    assert.equal(warnings.length, 0, 'empty or unset must not warn');
+    assert.equal(read(String(setting.max)), setting.max);
+    assert.equal(read(String(setting.min)), setting.min);
+    for (const bad of ['abc', '-1', String(setting.max * 2), '1e3', '0x10', '12abc']) {
+      assert.equal(read(bad), setting.fallback, `${setting.name}=${bad}`);
+    }
+    assert.equal(warnings.length, 6);
+    for (const warning of warnings) assert.match(warning, new RegExp(`^ignoring ${setting.name}='.*': expected ${describeRange(setting)}; using ${setting.fallback}$`));
+  }
+  assert.equal(parseGrace('1.5', LIBRARY_GRACE), undefined, 'milliseconds are whole');
+  assert.equal(parseGrace('1.5', RUN_GRACE), 1.5);
+  assert.equal(parseGrace('0.01', RUN_GRACE), undefined, 'below the minimum');
+});
+
+test('the owner library reads LEASH_GRACE_MS by the same rule (empty: no warning)', async () => {
+  const mark = newMark();
+  const owner = (value: string) =>
+    spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `const { spawnOwned, terminateOwned } = await import(${JSON.stringify(LIBRARY_ENTRY)});
+await terminateOwned(spawnOwned('true', [], { stdio: 'ignore' }), { graceMs: 1000 });`],
+      { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: markedEnv(mark, { LEASH_GRACE_MS: value }) },
+    );
+  try {
+    const empty = owner('');
+    assert.equal(empty.status, 0, empty.stderr);
+    assert.doesNotMatch(empty.stderr, /LEASH_GRACE_MS/);
+    const bad = owner('soon');
+    assert.equal(bad.status, 0, bad.stderr);
+    assert.match(bad.stderr, /ignoring LEASH_GRACE_MS='soon': expected whole milliseconds from 0 to 600000; using 3000/);
+  } finally {
+    await killMarked(mark);
+  }
+});

@@ -1,0 +1,165 @@
+// The package as a user gets it: packed, installed from the tarball into a scratch project with
+// npm's cache only, then used from there — the command, ESM and CommonJS, TypeScript, ESLint.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { killMarked, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { describeResult, PACKAGES, packAll, pinnedDevVersion, run, scratchProject, tarballFiles } from './packages.js';
+
+const core = PACKAGES[0]!;
+const mark = newMark();
+let packDir = '';
+let tarballs: string[] = [];
+let project: ReturnType<typeof scratchProject> | undefined;
+
+function inProject(command: string, args: readonly string[]) {
+  return run(command, args, project!.dir, markedEnv(mark, { NODE_OPTIONS: '' }), 60_000);
+}
+function leash(...args: string[]) {
+  return inProject(join(project!.dir, 'node_modules/.bin/leash'), args);
+}
+function node(file: string, source: string) {
+  writeFileSync(join(project!.dir, file), source);
+  return inProject(process.execPath, [file]);
+}
+
+describe('the packed package, installed from its tarball', () => {
+  before(() => {
+    packDir = mkdtempSync(join(tmpdir(), 'leash-pack-'));
+    tarballs = packAll(packDir);
+    project = scratchProject(tarballs, [
+      pinnedDevVersion('@modelcontextprotocol/sdk'),
+      pinnedDevVersion('eslint'),
+      pinnedDevVersion('@types/node'),
+    ]);
+  });
+  after(async () => {
+    await killMarked(mark);
+    project?.remove();
+    if (packDir) rmSync(packDir, { recursive: true, force: true });
+  });
+
+  it('packs the built code, the docs, LICENSE and CHANGELOG; a prepack script builds it', () => {
+    const files = tarballFiles(tarballs[0]!);
+    for (const needed of [
+      'package/package.json',
+      'package/README.md',
+      'package/LICENSE',
+      'package/CHANGELOG.md',
+      'package/bin/leash.js',
+      'package/dist/src/index.js',
+      'package/dist/src/index.d.ts',
+      'package/dist/src/cjs/index.cjs',
+      'package/dist/src/mcp/index.js',
+      'package/dist/src/supervisor/supervisor.cjs',
+      'package/docs/run.md',
+    ]) {
+      assert.ok(files.includes(needed), `${needed} missing from the tarball`);
+    }
+    assert.ok(!files.some((file) => file.startsWith('package/dist/test/') || file.startsWith('package/src/')), 'tests or sources shipped');
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+    assert.match(manifest.scripts.prepack, /npm run build/, 'npm pack from a fresh clone must build dist/');
+  });
+
+  it('installs offline from the tarball', () => {
+    assert.equal(project!.install.status, 0, describeResult(project!.install));
+    const installed = JSON.parse(readFileSync(join(project!.dir, 'node_modules', core.name, 'package.json'), 'utf8'));
+    assert.equal(installed.version, core.version);
+  });
+
+  it('leash --version prints the package version', () => {
+    const result = leash('--version');
+    assert.equal(result.status, 0, describeResult(result));
+    assert.equal(result.stdout.trim(), `leash ${core.version} (${core.name})`);
+  });
+
+  it('leash run runs a command and passes on its exit status', () => {
+    const result = leash('run', '--', 'sh', '-c', 'echo from-child; exit 3');
+    assert.equal(result.status, 3, describeResult(result));
+    assert.match(result.stdout, /from-child/);
+  });
+
+  it('leash check finds a detached spawn and passes clean code', () => {
+    writeFileSync(join(project!.dir, 'bad.js'), "require('node:child_process').spawn('x', [], { detached: true });\n");
+    writeFileSync(join(project!.dir, 'good.js'), "require('node:child_process').spawn('x', []);\n");
+    const bad = leash('check', 'bad.js');
+    assert.equal(bad.status, 1, describeResult(bad));
+    const good = leash('check', 'good.js');
+    assert.equal(good.status, 0, describeResult(good));
+  });
+
+  const ownAndEnd = (load: string) => `${load}
+const child = spawnOwned('sleep', ['30'], { stdio: 'ignore' });
+const owned = ownedProcessGroups().includes(child.pid);
+terminateOwned(child, { graceMs: 2000 }).then((result) => {
+  console.log(JSON.stringify({ owned, transport: typeof OwnedStdioClientTransport, result }));
+});
+`;
+
+  it('ESM: import of the core and of /mcp owns and ends a child', () => {
+    const result = node(
+      'esm.mjs',
+      ownAndEnd(
+        "import { spawnOwned, ownedProcessGroups, terminateOwned } from 'proc-leash';\nimport { OwnedStdioClientTransport } from 'proc-leash/mcp';",
+      ),
+    );
+    assert.equal(result.status, 0, describeResult(result));
+    const out = JSON.parse(result.stdout);
+    assert.deepEqual([out.owned, out.transport, out.result.owned, out.result.empty], [true, 'function', true, true]);
+  });
+
+  it('CommonJS: require of the core and of /mcp gets the same module as import', () => {
+    const result = node(
+      'cjs.cjs',
+      ownAndEnd(
+        "const { spawnOwned, ownedProcessGroups, terminateOwned } = require('proc-leash');\n" +
+          "const { OwnedStdioClientTransport } = require('proc-leash/mcp');\n" +
+          "import('proc-leash').then((esm) => { if (esm.spawnOwned !== spawnOwned) { console.error('two module instances'); process.exit(9); } });",
+      ),
+    );
+    assert.equal(result.status, 0, describeResult(result));
+    const out = JSON.parse(result.stdout);
+    assert.deepEqual([out.owned, out.transport, out.result.owned, out.result.empty], [true, 'function', true, true]);
+    assert.doesNotMatch(result.stderr, /Error/);
+  });
+
+  it('TypeScript (strict): ESM under nodenext, CommonJS (.cts) under node16, and moduleResolution node', () => {
+    const body = `const child = spawnOwned('true', [], { stdio: 'ignore' });
+const pid: number | undefined = child.pid;
+const transport = new OwnedStdioClientTransport({ command: 'true' });
+void transport; void pid;
+export const done: Promise<TerminateResult> = terminateOwned(child);
+`;
+    const esmImports = "import { spawnOwned, terminateOwned, type TerminateResult } from 'proc-leash';\nimport { OwnedStdioClientTransport } from 'proc-leash/mcp';\n";
+    writeFileSync(join(project!.dir, 'esm.mts'), esmImports + body);
+    writeFileSync(join(project!.dir, 'cjs.cts'), esmImports + body);
+    writeFileSync(join(project!.dir, 'classic.ts'), esmImports + body);
+    const configs: Array<[string, Record<string, unknown>, string[]]> = [
+      ['tsconfig.nodenext.json', { module: 'nodenext', moduleResolution: 'nodenext' }, ['esm.mts', 'cjs.cts']],
+      ['tsconfig.node16.json', { module: 'node16', moduleResolution: 'node16' }, ['esm.mts', 'cjs.cts']],
+      // Here the point is resolution of 'proc-leash/mcp' through typesVersions; the SDK's own
+      // dependencies (zod) do not check cleanly under this classic mode, so libraries are skipped.
+      ['tsconfig.node10.json', { module: 'commonjs', moduleResolution: 'node', esModuleInterop: true, skipLibCheck: true }, ['classic.ts']],
+    ];
+    const tsc = join(project!.dir, 'node_modules/typescript/bin/tsc');
+    for (const [file, options, files] of configs) {
+      writeFileSync(
+        join(project!.dir, file),
+        JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'es2022', types: ['node'], skipLibCheck: false, ...options }, files }),
+      );
+      // tsc checks the SDK's and Node's declarations too: up to a minute each on a loaded 2-core machine.
+      const result = run(process.execPath, [tsc, '-p', file], project!.dir, markedEnv(mark), 240_000);
+      assert.equal(result.status, 0, `${file}: ${describeResult(result)}`);
+    }
+  });
+
+  it('ESLint: the rule loads in a flat config and reports a detached spawn', () => {
+    writeFileSync(join(project!.dir, 'eslint.config.mjs'), "import leash from 'proc-leash/eslint';\nexport default [leash.configs.recommended];\n");
+    writeFileSync(join(project!.dir, 'lint-me.js'), "require('node:child_process').spawn('x', [], { detached: true });\n");
+    const result = inProject(process.execPath, [join(project!.dir, 'node_modules/eslint/bin/eslint.js'), 'lint-me.js']);
+    assert.equal(result.status, 1, describeResult(result));
+    assert.match(result.stdout, /leash\/no-detached-spawn/);
+  });
+});
