@@ -20,6 +20,13 @@ import {
 } from '../sys/processes.js';
 import { waitUntil } from '../sys/wait.js';
 import { SupervisorLink } from './supervisor-link.js';
+import {
+  ownedWindowsPids,
+  ownProcessWindows,
+  releaseProcessWindows,
+  spawnOwnedWindows,
+  terminateOwnedWindows,
+} from './windows-owner.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -152,15 +159,6 @@ function pruneGone(options: { except?: number; thorough?: boolean } = {}): void 
 
 type SpawnArgs = readonly string[];
 
-let warnedWindows = false;
-function warnWindowsOnce(): void {
-  if (warnedWindows) return;
-  warnedWindows = true;
-  process.emitWarning('leash does not guard children on Windows yet (that needs Job Objects); spawnOwned spawns them plainly', {
-    code: 'LEASH_UNSUPPORTED_PLATFORM',
-  });
-}
-
 /**
  * `child_process.spawn`, except that the child leads a new process group (and session) that
  * is registered with this process's death supervisor before the call returns: the group is
@@ -177,12 +175,7 @@ export function spawnOwned(
   const options: SpawnOptions =
     (Array.isArray(argsOrOptions) ? maybeOptions : (argsOrOptions as SpawnOptions | undefined)) ?? {};
 
-  if (process.platform === 'win32') {
-    // No process groups, no signals, no pipe-EOF supervisor: detaching would only make the child
-    // outlive us. Spawn it plainly and say once that it is not guarded.
-    warnWindowsOnce();
-    return spawn(command, args, options);
-  }
+  if (process.platform === 'win32') return spawnOwnedWindows(command, args, options); // Job Objects
   // The supervisor exists before the child does, so the token sweep covers the spawn gap.
   supervisor().ensure();
   const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
@@ -216,6 +209,7 @@ export function spawnOwned(
  */
 export function ownProcessGroup(pgid: number): boolean {
   if (!Number.isSafeInteger(pgid)) throw new TypeError(`ownProcessGroup: expected a pgid, got ${String(pgid)}`);
+  if (process.platform === 'win32') return ownProcessWindows(pgid); // a pid there
   let ownPgid: number | undefined;
   try {
     ownPgid = ownProcessGroupId();
@@ -244,6 +238,7 @@ export function ownProcessGroup(pgid: number): boolean {
  * and the token sweep spares its members while the group is provably still that one.
  */
 export function releaseProcessGroup(pgid: number): boolean {
+  if (process.platform === 'win32') return releaseProcessWindows(pgid);
   if (!owned.has(pgid)) return false;
   const startTime = owned.get(pgid);
   owned.delete(pgid);
@@ -257,6 +252,7 @@ export function releaseProcessGroup(pgid: number): boolean {
 
 /** The process groups currently guarded, in registration order. */
 export function ownedProcessGroups(): number[] {
+  if (process.platform === 'win32') return ownedWindowsPids();
   pruneGone();
   return [...owned.keys()];
 }
@@ -287,6 +283,7 @@ export async function terminateOwned(
 ): Promise<TerminateResult> {
   const pgid = typeof target === 'number' ? target : target.pid;
   const graceMs = Math.max(0, options.graceMs ?? DEFAULT_GRACE_MS);
+  if (process.platform === 'win32') return terminateOwnedWindows(pgid, graceMs);
   if (pgid === undefined || !owned.has(pgid)) {
     const empty = pgid === undefined || signalGroup(pgid, 0) === 'gone';
     return { pgid, owned: false, escalated: false, empty };
