@@ -107,16 +107,43 @@ export function childPids(run: OwnerRun): number[] {
   return linuxPidsWith(`${run.mark}-child`);
 }
 
-/** The owner's own Linux pid (the process whose command line runs owner.mjs with the mark). */
-export function ownerLinuxPid(run: OwnerRun): number | undefined {
-  return linuxPidsWith(`owner.mjs`).find((pid) => {
+/** The owner's own Linux pid: the process carrying the bare mark (its children carry `<mark>-...`). */
+export function ownerLinuxPid(run: { mark: string }): number | undefined {
+  return linuxPidsWith(run.mark).find((pid) => {
     try {
       const cmdline = readFileSync(`${PROC}\\${pid}\\cmdline`, 'latin1');
-      return cmdline.includes(` ${run.mark} `) || cmdline.includes(`\0${run.mark}\0`);
+      return new RegExp(`${run.mark}(\\s|\\0|$)`).test(cmdline) && !cmdline.includes('wine64');
     } catch {
       return false;
     }
   });
+}
+
+/** Starts the owner-api fixture; `next()` waits for its next JSON line. */
+export function startScenario(scenario: string): { owner: ChildProcess; mark: string; next: () => Promise<Record<string, unknown>> } {
+  const mark = newMark();
+  const owner = spawn(process.execPath, [`${FIXTURES}owner-api.mjs`, scenario, mark], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, LEASH_LIBRARY: LIBRARY, LEASH_WINDOWS_JOBS: JOBS },
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  let stderr = '';
+  owner.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts.filter((line) => line.trim() !== ''));
+  });
+  owner.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  let taken = 0;
+  const next = async () => {
+    if (!(await waitUntil(() => lines.length > taken || owner.exitCode !== null, 30_000)) || lines.length <= taken) {
+      throw new Error(`no output from the ${scenario} owner\n${stderr}`);
+    }
+    return JSON.parse(lines[taken++] as string) as Record<string, unknown>;
+  };
+  return { owner, mark, next };
 }
 
 export { waitUntil };
