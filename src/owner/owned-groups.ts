@@ -283,7 +283,7 @@ export async function terminateOwned(
 ): Promise<TerminateResult> {
   const pgid = typeof target === 'number' ? target : target.pid;
   const graceMs = Math.max(0, options.graceMs ?? DEFAULT_GRACE_MS);
-  if (process.platform === 'win32') return terminateOwnedWindows(pgid, graceMs);
+  if (process.platform === 'win32') return terminateOwnedWindows(pgid); // no polite step there
   if (pgid === undefined || !owned.has(pgid)) {
     const empty = pgid === undefined || signalGroup(pgid, 0) === 'gone';
     return { pgid, owned: false, escalated: false, empty };

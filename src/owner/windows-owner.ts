@@ -20,7 +20,6 @@ import {
   currentProcess,
   isProcessInJob,
   openProcess,
-  sendConsoleControl,
   setKillOnClose,
   terminateJob,
   type Handle,
@@ -173,11 +172,13 @@ export function ownedWindowsPids(): number[] {
 }
 
 /**
- * terminateOwned on Windows: CTRL_BREAK to the child's console process group where it has one
- * (the only polite step Windows offers a console program), the grace, then TerminateJobObject;
- * resolves once the job is empty. Never rejects.
+ * terminateOwned on Windows: TerminateJobObject on the child's job; resolves once it is empty.
+ * Never rejects. There is no polite step to give: Windows' only one for console programs is a
+ * control event to a console process group, and a Node-spawned child has none of its own (a
+ * detached child has no console; another shares the owner's group, so the owner would get it
+ * too). A caller that wants a graceful exit asks first (ends stdin, as leash/mcp does) and waits.
  */
-export async function terminateOwnedWindows(pid: number | undefined, graceMs: number): Promise<TerminateResult> {
+export async function terminateOwnedWindows(pid: number | undefined): Promise<TerminateResult> {
   const child = pid === undefined ? undefined : owned.get(pid);
   if (pid === undefined || !child) {
     let empty = true;
@@ -193,7 +194,6 @@ export async function terminateOwnedWindows(pid: number | undefined, graceMs: nu
   }
   let escalated = false;
   try {
-    if (!isEmpty(child) && sendConsoleControl(pid)) await waitUntil(() => isEmpty(child), graceMs);
     if (!isEmpty(child)) {
       terminateJob(child.job, 1);
       escalated = true;

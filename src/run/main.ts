@@ -81,6 +81,7 @@ export async function runMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   const log = (line: string) => process.stderr.write(`leash run: ${line}\n`);
+  if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {
     return new TreeSupervisor({ ...parsed, log }).run();
   }

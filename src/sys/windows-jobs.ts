@@ -34,8 +34,6 @@ const SYNCHRONIZE = 0x00100000;
 const WAIT_OBJECT_0 = 0;
 const WAIT_TIMEOUT = 0x102;
 const STILL_ACTIVE = 259;
-export const CTRL_C_EVENT = 0;
-export const CTRL_BREAK_EVENT = 1;
 
 interface Kernel32 {
   GetLastError: () => number;
@@ -53,7 +51,6 @@ interface Kernel32 {
   WaitForSingleObject: ((handle: Handle, ms: number) => number) & {
     async: (handle: Handle, ms: number, done: (error: unknown, result: number) => void) => void;
   };
-  GenerateConsoleCtrlEvent: (event: number, groupId: number) => number;
   CreateProcessW: (
     application: null, commandLine: Buffer, processAttributes: null, threadAttributes: null,
     inherit: number, flags: number, environment: null, directory: null, startup: Buffer,
@@ -91,7 +88,6 @@ function api(call: string): Kernel32 {
     GetProcessId: f('uint32_t __stdcall GetProcessId(HANDLE process)'),
     GetExitCodeProcess: f('int __stdcall GetExitCodeProcess(HANDLE process, _Out_ uint32_t *code)'),
     WaitForSingleObject: f('uint32_t __stdcall WaitForSingleObject(HANDLE handle, uint32_t ms)'),
-    GenerateConsoleCtrlEvent: f('int __stdcall GenerateConsoleCtrlEvent(uint32_t event, uint32_t groupId)'),
     CreateProcessW: f(
       'int __stdcall CreateProcessW(void *application, _Inout_ void *commandLine, void *pa, void *ta, int inherit, ' +
         'uint32_t flags, void *environment, void *directory, void *startup, _Out_ LEASH_PROCESS_INFORMATION *info)',
@@ -219,15 +215,6 @@ export async function waitForProcessEnd(processHandle: Handle, abort?: AbortSign
     if (result !== WAIT_TIMEOUT) fail('WaitForSingleObject');
   }
   return false;
-}
-
-/**
- * Sends CTRL_BREAK (or CTRL_C) to a console process group sharing this process's console. False
- * where that is impossible (no shared console, the target leads no group): then Windows has no
- * polite step for it.
- */
-export function sendConsoleControl(groupId: number, event = CTRL_BREAK_EVENT): boolean {
-  return api('GenerateConsoleCtrlEvent').GenerateConsoleCtrlEvent(event, groupId) !== 0;
 }
 
 /**
