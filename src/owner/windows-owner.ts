@@ -165,6 +165,12 @@ export function releaseProcessWindows(pid: number): boolean {
   return true;
 }
 
+/** Whether nothing of an owned child's tree runs any more (true for a pid not owned). */
+export function ownedTreeIsEmptyWindows(pid: number): boolean {
+  const child = owned.get(pid);
+  return child === undefined || isEmpty(child);
+}
+
 /** The pids of owned children whose jobs still hold a process. */
 export function ownedWindowsPids(): number[] {
   pruneEmpty();
