@@ -2,7 +2,8 @@
 # The Windows lane: leash's Windows code (Job Objects through koffi) run by the Windows node.exe
 # under Wine. Installs Wine from Debian's packages when missing, fetches node.exe and koffi's
 # win32 binary as npm packages (cached in .windows/, gitignored), makes a private Wine prefix,
-# builds, and runs test/windows/*.test.js (or the files named in WINDOWS_TESTS) with node.exe.
+# builds, and runs test/windows/*.test.js (or the files named in WINDOWS_TESTS) with node.exe;
+# with --bench it runs bench/windows.ts instead.
 # Where Wine cannot be had it prints SKIP and exits 0: that is not a pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +72,15 @@ fi
 
 npm run build --silent
 
+if [ "${1:-}" = "--bench" ]; then
+  out="$CACHE/last-bench.txt"
+  set +e
+  "$WINE" "$NODE_EXE" dist/bench/windows.js </dev/null >"$out" 2>&1
+  code=$?
+  set -e
+  cat "$out"
+  exit "$code"
+fi
 if [ -n "${WINDOWS_TESTS:-}" ]; then
   read -r -a files <<<"$WINDOWS_TESTS"
 else
