@@ -9,6 +9,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { spawnOwned, terminateOwned } from '../owner/owned-groups.js';
+import { ownedTreeIsEmptyWindows } from '../owner/windows-owner.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { liveMemberCounts } from '../sys/processes.js';
 import { waitUntil } from '../sys/wait.js';
@@ -25,6 +26,7 @@ export interface OwnedStdioServerParameters extends StdioServerParameters {
 }
 
 function groupIsEmpty(pgid: number): boolean {
+  if (process.platform === 'win32') return ownedTreeIsEmptyWindows(pgid); // the child's job
   return (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0;
 }
 
@@ -67,6 +69,7 @@ export class OwnedStdioClientTransport implements Transport {
         env: { ...getDefaultEnvironment(), ...this.params.env },
         stdio: ['pipe', 'pipe', this.params.stderr ?? 'inherit'],
         shell: false,
+        windowsHide: process.platform === 'win32', // as the SDK does
         cwd: this.params.cwd,
       });
       this.child = child;

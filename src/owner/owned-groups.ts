@@ -22,6 +22,13 @@ import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.j
 import { SupervisorLink } from './supervisor-link.js';
 import { graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
+import {
+  ownedWindowsPids,
+  ownProcessWindows,
+  releaseProcessWindows,
+  spawnOwnedWindows,
+  terminateOwnedWindows,
+} from './windows-owner.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -224,15 +231,6 @@ async function pruneThoroughly(): Promise<void> {
 
 type SpawnArgs = readonly string[];
 
-let warnedWindows = false;
-function warnWindowsOnce(): void {
-  if (warnedWindows) return;
-  warnedWindows = true;
-  process.emitWarning('leash does not guard children on Windows yet (that needs Job Objects); spawnOwned spawns them plainly', {
-    code: 'LEASH_UNSUPPORTED_PLATFORM',
-  });
-}
-
 /**
  * `child_process.spawn`, except that the child leads a new process group (and session) that
  * is registered with this process's death supervisor before the call returns: the group is
@@ -249,12 +247,7 @@ export function spawnOwned(
   const options: SpawnOptions =
     (Array.isArray(argsOrOptions) ? maybeOptions : (argsOrOptions as SpawnOptions | undefined)) ?? {};
 
-  if (process.platform === 'win32') {
-    // No process groups, no signals, no pipe-EOF supervisor: detaching would only make the child
-    // outlive us. Spawn it plainly and say once that it is not guarded.
-    warnWindowsOnce();
-    return spawn(command, args, options);
-  }
+  if (process.platform === 'win32') return spawnOwnedWindows(command, args, options); // Job Objects
   // The supervisor exists before the child does, so the token sweep covers the spawn gap.
   supervisor().ensure();
   const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
@@ -291,6 +284,7 @@ export function spawnOwned(
  */
 export function ownProcessGroup(pgid: number): boolean {
   if (!isGroupNumber(pgid)) throw new TypeError(`ownProcessGroup: expected a pgid, got ${String(pgid)}`);
+  if (process.platform === 'win32') return ownProcessWindows(pgid); // a pid there
   let ownPgid: number | undefined;
   try {
     ownPgid = ownProcessGroupId();
@@ -319,7 +313,9 @@ export function ownProcessGroup(pgid: number): boolean {
  * and the token sweep spares its members while the group is provably still that one.
  */
 export function releaseProcessGroup(pgid: number): boolean {
-  if (!isGroupNumber(pgid) || !owned.has(pgid)) return false;
+  if (!isGroupNumber(pgid)) return false;
+  if (process.platform === 'win32') return releaseProcessWindows(pgid);
+  if (!owned.has(pgid)) return false;
   const startTime = owned.get(pgid);
   owned.delete(pgid);
   disowned.delete(pgid);
@@ -332,6 +328,7 @@ export function releaseProcessGroup(pgid: number): boolean {
 
 /** The process groups currently guarded, in registration order. */
 export function ownedProcessGroups(): number[] {
+  if (process.platform === 'win32') return ownedWindowsPids();
   pruneGone();
   return [...owned.keys()];
 }
@@ -372,6 +369,7 @@ export async function terminateOwned(
   const pgid = groupNumberOf(target);
   const graceMs = graceFrom(options);
   if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
+  if (process.platform === 'win32') return terminateOwnedWindows(pgid); // no polite step there
   if (!owned.has(pgid)) {
     return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
   }

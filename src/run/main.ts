@@ -100,6 +100,7 @@ export async function runMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   quiet = parsed.quiet;
+  if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
   const guard = new RunGuard(parsed.graceMs);
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {
     return new TreeSupervisor({ ...parsed, log, guard }).run();
