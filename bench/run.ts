@@ -165,6 +165,7 @@ async function main(): Promise<void> {
       exitToLeashExit.push((await gone) - t0);
 
       // The floor: the same number of sleepers in one group, one killpg.
+      // detached-spawn: ok — the floor's group is ended by this bench, by its pid, right below.
       const group = spawn('sh', ['-c', TREE], { stdio: 'ignore', detached: true });
       started.push(group);
       const members = identitiesOf([group.pid as number, ...(await treeBelow(group.pid as number, TREE_SIZE - 1))]);
