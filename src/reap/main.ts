@@ -44,11 +44,14 @@ export async function reapMain(argv: string[]): Promise<number> {
   const trees = scan.trees.filter(wanted);
   const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs) : undefined;
   if (parsed.json) {
-    process.stdout.write(formatJson(trees, { uninspected: scan.uninspected, outcomes }));
+    process.stdout.write(formatJson(trees, { uninspected: scan.uninspected, nestedPidNamespace: scan.nestedPidNamespace, outcomes }));
   } else {
     process.stdout.write(formatTable(trees, outcomes));
     if (scan.uninspected > 0 && process.getuid?.() !== 0) {
       process.stderr.write(`leash reap: ${scan.uninspected} processes of other users could not be inspected (run as root to see pipe ends they hold)\n`);
+    }
+    if (scan.nestedPidNamespace && trees.length > 0) {
+      process.stderr.write('leash reap: warning: this is a nested pid namespace (a container): a pipe end held outside it is invisible, so a process whose stdio leads out of the container can look leaked\n');
     }
   }
   if (trees.length === 0) return EXIT_NONE_FOUND;

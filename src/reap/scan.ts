@@ -8,6 +8,7 @@ import { readResidentKb } from '../sys/process-memory.js';
 import type { UnixSocketInfo } from '../sys/unix-sockets.js';
 import {
   CLOCK_TICKS_PER_SECOND,
+  inNestedPidNamespace,
   isDeadState,
   processUid,
   readCommandLine,
@@ -52,6 +53,8 @@ export interface ScanResult {
   uninspected: number;
   processes: number;
   fdsSeen: number;
+  /** In a container: processes outside it (and the pipe ends they hold) are invisible. */
+  nestedPidNamespace: boolean;
 }
 
 /** Who is calling: processes this scan must never judge, whatever they look like. */
@@ -246,7 +249,13 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     });
   }
   trees.sort((a, b) => b.rssKb - a.rssKb || a.pid - b.pid);
-  return { trees, uninspected: scan.unreadable.length, processes: all.length, fdsSeen: scan.fdsSeen };
+  return {
+    trees,
+    uninspected: scan.unreadable.length,
+    processes: all.length,
+    fdsSeen: scan.fdsSeen,
+    nestedPidNamespace: inNestedPidNamespace(),
+  };
 }
 
 /** The top and its descendants; undefined when any of them is protected or on a terminal. */
