@@ -10,6 +10,7 @@ import {
   CLOCK_TICKS_PER_SECOND,
   inNestedPidNamespace,
   isDeadState,
+  listPids,
   processUid,
   readCommandLine,
   readEnvironVariable,
@@ -211,7 +212,8 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     candidates.push(candidate);
   }
 
-  const scan = inodes.size > 0 ? scanPipeHolders(inodes, stats.keys()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  // The pids are listed afresh: a holder forked since the stat snapshot must be seen too.
+  const scan = inodes.size > 0 ? scanPipeHolders(inodes, listPids()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
   const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
 
   const tops = new Map<number, LeakReason[]>();
