@@ -2,7 +2,7 @@
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
 import { readUnixSockets } from '../sys/unix-sockets.js';
-import { REAP_USAGE, parseReapArgs } from './args.js';
+import { REAP_HELP, REAP_USAGE, parseReapArgs } from './args.js';
 import { formatJson, formatTable } from './format.js';
 import { scanLeakedTrees, type LeakedTree } from './scan.js';
 import { endTrees } from './terminate.js';
@@ -21,7 +21,7 @@ export async function reapMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   if (parsed.help) {
-    process.stdout.write(`${REAP_USAGE}\n(see docs/reap.md)\n`);
+    process.stdout.write(REAP_HELP);
     return 0;
   }
   if (process.platform !== 'linux' || !hasProcfs()) {

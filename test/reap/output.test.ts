@@ -10,10 +10,12 @@ test('nothing matching: the table says so and the exit code is 0', () => {
   assert.equal(result.stdout, '0 leaked trees, 0 kB\n');
 });
 
-test('--help prints the usage and exits 0', () => {
+test('--help prints the options and exit codes, and exits 0', () => {
   const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', '--help'], { encoding: 'utf8', timeout: 30_000 });
   assert.equal(result.status, 0);
   assert.match(result.stdout, /^usage: leash reap /);
+  for (const flag of ['--json', '--match', '--older-than', '--min-memory', '--kill', '--grace']) assert.ok(result.stdout.includes(flag), flag);
+  assert.match(result.stdout, /exit codes: 0 nothing found, 1 leaked trees found/);
 });
 
 const canUnshare = process.getuid?.() === 0 && spawnSync('unshare', ['-pf', '--mount-proc', 'true']).status === 0;
