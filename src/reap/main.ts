@@ -30,7 +30,7 @@ export async function reapMain(argv: string[]): Promise<number> {
   }
   // Native calls give the socket peers (sock_diag) and pidfd signals; without them, stdio
   // sockets go unjudged and signals fall back to a start-time check right before kill(2).
-  let sockets;
+  let sockets: ReturnType<typeof readUnixSockets>;
   if (await loadNative()) {
     sockets = readUnixSockets();
   } else {
