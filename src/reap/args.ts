@@ -3,6 +3,32 @@
 export const REAP_USAGE =
   'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--kill [--grace DURATION]]';
 
+/** What `leash reap --help` (and `leash help reap`) prints. */
+export const REAP_HELP = `${REAP_USAGE}
+
+Lists process trees other clients leaked (Linux): an orphaned top process (parent init or a
+subreaper) whose stdin has no writer left (pipe) or no peer (unix socket), whose stdout or stderr
+has no reader, or which carries a leash owner token whose supervisor is gone. Largest first, with a
+total. Never listed or signalled: pid 1, the caller's ancestors and session, other users' processes
+unless root, anything whose stdin is a terminal or still has a writer.
+
+options:
+  --json                 one JSON document instead of the table
+  --match REGEX          only trees whose top process's command line matches
+  --older-than DURATION  only trees whose top has run at least that long (90s, 5m, 2h, 1d)
+  --min-memory SIZE      only trees with at least that much resident memory (512K, 100M, 1.5G)
+  --kill                 end the listed trees: SIGTERM, the grace, SIGKILL, each target's
+                         identity (pidfd, start time) proven right before each signal
+  --grace DURATION       between SIGTERM and SIGKILL (default 5s, at most 600s)
+  -h, --help             this text
+
+List first, then --kill with the same filters: a daemon that never redirected its stdio
+looks like a leak.
+
+exit codes: 0 nothing found, 1 leaked trees found (with --kill: all ended), 2 --kill left
+something running, 64 bad flags, 69 not supported here (needs Linux /proc).
+`;
+
 export const DEFAULT_GRACE_MS = 5000;
 const MAX_GRACE_MS = 600_000;
 

@@ -45,7 +45,7 @@ export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly Tr
 
 export function formatJson(
   trees: readonly LeakedTree[],
-  extra: { uninspected: number; outcomes?: readonly TreeOutcome[] },
+  extra: { uninspected: number; nestedPidNamespace: boolean; outcomes?: readonly TreeOutcome[] },
 ): string {
   const byPid = new Map(extra.outcomes?.map((outcome) => [outcome.pid, outcome]));
   return `${JSON.stringify(
@@ -68,6 +68,7 @@ export function formatJson(
       })),
       total: { trees: trees.length, rssBytes: trees.reduce((sum, tree) => sum + tree.rssKb, 0) * 1024 },
       uninspected: extra.uninspected,
+      nestedPidNamespace: extra.nestedPidNamespace,
     },
     null,
     2,

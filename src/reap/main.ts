@@ -2,7 +2,7 @@
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
 import { readUnixSockets } from '../sys/unix-sockets.js';
-import { REAP_USAGE, parseReapArgs } from './args.js';
+import { REAP_HELP, REAP_USAGE, parseReapArgs } from './args.js';
 import { formatJson, formatTable } from './format.js';
 import { scanLeakedTrees, type LeakedTree } from './scan.js';
 import { endTrees } from './terminate.js';
@@ -21,7 +21,7 @@ export async function reapMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   if (parsed.help) {
-    process.stdout.write(`${REAP_USAGE}\n(see docs/reap.md)\n`);
+    process.stdout.write(REAP_HELP);
     return 0;
   }
   if (process.platform !== 'linux' || !hasProcfs()) {
@@ -30,7 +30,7 @@ export async function reapMain(argv: string[]): Promise<number> {
   }
   // Native calls give the socket peers (sock_diag) and pidfd signals; without them, stdio
   // sockets go unjudged and signals fall back to a start-time check right before kill(2).
-  let sockets;
+  let sockets: ReturnType<typeof readUnixSockets>;
   if (await loadNative()) {
     sockets = readUnixSockets();
   } else {
@@ -44,11 +44,14 @@ export async function reapMain(argv: string[]): Promise<number> {
   const trees = scan.trees.filter(wanted);
   const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs) : undefined;
   if (parsed.json) {
-    process.stdout.write(formatJson(trees, { uninspected: scan.uninspected, outcomes }));
+    process.stdout.write(formatJson(trees, { uninspected: scan.uninspected, nestedPidNamespace: scan.nestedPidNamespace, outcomes }));
   } else {
     process.stdout.write(formatTable(trees, outcomes));
     if (scan.uninspected > 0 && process.getuid?.() !== 0) {
       process.stderr.write(`leash reap: ${scan.uninspected} processes of other users could not be inspected (run as root to see pipe ends they hold)\n`);
+    }
+    if (scan.nestedPidNamespace && trees.length > 0) {
+      process.stderr.write('leash reap: warning: this is a nested pid namespace (a container): a pipe end held outside it is invisible, so a process whose stdio leads out of the container can look leaked\n');
     }
   }
   if (trees.length === 0) return EXIT_NONE_FOUND;

@@ -8,7 +8,9 @@ import { readResidentKb } from '../sys/process-memory.js';
 import type { UnixSocketInfo } from '../sys/unix-sockets.js';
 import {
   CLOCK_TICKS_PER_SECOND,
+  inNestedPidNamespace,
   isDeadState,
+  listPids,
   processUid,
   readCommandLine,
   readEnvironVariable,
@@ -52,6 +54,8 @@ export interface ScanResult {
   uninspected: number;
   processes: number;
   fdsSeen: number;
+  /** In a container: processes outside it (and the pipe ends they hold) are invisible. */
+  nestedPidNamespace: boolean;
 }
 
 /** Who is calling: processes this scan must never judge, whatever they look like. */
@@ -80,14 +84,31 @@ function commandText(pid: number, stat: ProcStat | undefined): string {
 }
 
 /**
+ * Whether a process is a per-user service manager (`systemd --user`): the subreaper that adopts
+ * a desktop session's orphans. Cached per pid for one scan.
+ */
+function isUserManager(pid: number, cache: Map<number, boolean>): boolean {
+  let known = cache.get(pid);
+  if (known === undefined) {
+    const argv = readCommandLine(pid);
+    known = argv !== undefined && /(^|\/)systemd$/.test(argv[0]!) && argv.includes('--user');
+    cache.set(pid, known);
+  }
+  return known;
+}
+
+/**
  * Orphaned: the parent is init, or a subreaper it was handed to. A process that is not a
  * session leader was forked inside its session (fork keeps the session, setsid makes the
- * caller its leader), so a parent in another session did not fork it: it adopted it.
+ * caller its leader), so a parent in another session did not fork it: it adopted it. A session
+ * leader carries no such evidence; it counts as orphaned only under init or `systemd --user`.
  */
-function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>): boolean {
+function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, managers: Map<number, boolean>): boolean {
   if (stat.ppid === 1) return true;
   const parent = stats.get(stat.ppid);
-  return parent !== undefined && stat.pid !== stat.sid && parent.sid !== stat.sid;
+  if (parent === undefined) return false;
+  if (stat.pid !== stat.sid) return parent.sid !== stat.sid;
+  return isUserManager(parent.pid, managers);
 }
 
 /** Never judged, never signalled: pid 1, the caller, its ancestors and session, other users'. */
@@ -190,8 +211,9 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
 
   const candidates: Candidate[] = [];
   const inodes = new Set<number>();
+  const managers = new Map<number, boolean>();
   for (const stat of all) {
-    if (isDeadState(stat.state) || !isOrphaned(stat, stats) || isProtected(stat, who)) continue;
+    if (isDeadState(stat.state) || !isOrphaned(stat, stats, managers) || isProtected(stat, who)) continue;
     const stdinTarget = readFdTarget(stat.pid, 0);
     if (isTerminalTarget(stdinTarget)) continue;
     const candidate: Candidate = {
@@ -208,7 +230,8 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     candidates.push(candidate);
   }
 
-  const scan = inodes.size > 0 ? scanPipeHolders(inodes, stats.keys()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  // The pids are listed afresh: a holder forked since the stat snapshot must be seen too.
+  const scan = inodes.size > 0 ? scanPipeHolders(inodes, listPids()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
   const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
 
   const tops = new Map<number, LeakReason[]>();
@@ -246,7 +269,13 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     });
   }
   trees.sort((a, b) => b.rssKb - a.rssKb || a.pid - b.pid);
-  return { trees, uninspected: scan.unreadable.length, processes: all.length, fdsSeen: scan.fdsSeen };
+  return {
+    trees,
+    uninspected: scan.unreadable.length,
+    processes: all.length,
+    fdsSeen: scan.fdsSeen,
+    nestedPidNamespace: inNestedPidNamespace(),
+  };
 }
 
 /** The top and its descendants; undefined when any of them is protected or on a terminal. */

@@ -1,6 +1,6 @@
 // Everything leash reads from Linux procfs lives here, so it is parsed one way only.
 // Standard library only: the death supervisor imports this file.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 
 /** The identity fields of one process, from /proc/<pid>/stat. */
 export interface ProcStat {
@@ -203,4 +203,20 @@ export function readEnvironVariable(pid: number, name: string): string | undefin
     if (entry.startsWith(prefix)) return entry.slice(prefix.length);
   }
   return undefined;
+}
+
+/** The kernel's fixed inode number of the initial pid namespace (PROC_PID_INIT_INO). */
+const INITIAL_PID_NAMESPACE_INODE = 0xeffffffc;
+
+/**
+ * Whether this process runs in a pid namespace other than the machine's first one (a container,
+ * a sandbox): processes of the outer namespaces, and the pipe ends they hold, are invisible here.
+ * False where it cannot be told.
+ */
+export function inNestedPidNamespace(): boolean {
+  try {
+    return readlinkSync('/proc/self/ns/pid') !== `pid:[${INITIAL_PID_NAMESPACE_INODE}]`;
+  } catch {
+    return false;
+  }
 }

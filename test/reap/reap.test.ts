@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { JsonLines, exited, killMarked, newMark, startFixture, waitForGone } from '../helpers/processes.js';
+import { spawn } from 'node:child_process';
+import { FIXTURES, JsonLines, exited, killMarked, markedEnv, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 import { CLIENT_FIXTURE, LAUNCHER, SERVER_ENTRY } from '../mcp/chain.js';
 import { ReadyDir, idle, q, runReap, runShell } from './harness.js';
 
@@ -100,4 +101,32 @@ test('leash reap lists exactly the tree a SIGKILLed SDK client leaked, never a c
   const after = runReap(['--match', marker]);
   assert.equal(after.code, 0);
   assert.deepEqual(after.report.trees, []);
+});
+
+test('a Python client (real pipes, not socket pairs) SIGKILLed: its server tree is listed and ended', async (t) => {
+  const mark = newMark();
+  const marker = `leash-reap-${mark}`;
+  t.after(() => killMarked(mark));
+  const client = spawn('python3', [`${FIXTURES}reap/python-client.py`, 'sh', '-c', '"$@"; exit $?', marker, process.execPath, SERVER_ENTRY, 'stdio'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark),
+  });
+  const line = await new JsonLines(client).next<{ client: number; leader: number; echo: string }>(30_000);
+  assert.equal(line.echo, 'Echo: from python');
+  assert.deepEqual(runReap(['--match', marker]).report.trees, [], 'nothing leaked while the client lives');
+
+  signalProcess(line.client, 'SIGKILL');
+  await exited(client);
+  await waitUntil(() => readProcStat(line.leader)?.ppid !== line.client, 5000);
+  const listed = runReap(['--match', marker]);
+  assert.equal(listed.report.trees.length, 1, JSON.stringify(listed.report.trees, null, 1));
+  const tree = listed.report.trees[0]!;
+  assert.equal(tree.pid, line.leader);
+  assert.equal(tree.processes.length, 2, 'sh and the server');
+  assert.deepEqual(tree.reasons, ['stdin-no-writer', 'stdout-no-reader', 'stderr-no-reader']);
+
+  const killed = runReap(['--match', marker, '--kill', '--grace', '3s']);
+  assert.equal(killed.report.trees[0]?.kill?.result, 'ended');
+  assert.ok(await waitForGone(tree.processes.map((member) => member.pid), 5000));
 });
