@@ -92,7 +92,8 @@ fi
 out="$CACHE/last-run.txt"
 echo "windows lane: node.exe $NODE_WIN_VERSION under $("$WINE" --version 2>/dev/null), ${#files[@]} file(s)"
 set +e
-"$WINE" "$NODE_EXE" --test --test-reporter=spec --test-concurrency=1 "${files[@]}" </dev/null >"$out" 2>&1
+# A wedged Wine must not hold CI: the whole run gets ten minutes.
+timeout -k 10 600 "$WINE" "$NODE_EXE" --test --test-reporter=spec --test-concurrency=1 "${files[@]}" </dev/null >"$out" 2>&1
 code=$?
 set -e
 cat "$out"

@@ -110,7 +110,7 @@ function adopt(pid: number): OwnedChild | string {
 export function spawnOwnedWindows(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   joinOwnerJob();
   pruneEmpty();
-  // detached-spawn: ok — on Windows the child is in this process's kill-on-close job from creation.
+  // Options as given: on Windows the child is in the owner job from its creation, detached or not.
   const child = spawn(command, args, options);
   const pid = child.pid;
   if (pid === undefined) return child;

@@ -31,7 +31,7 @@ test('terminateOwned ends one child tree that ignores console control events, an
   const run = scenario('terminate');
   assert.deepEqual((await run.next()).ready, true);
   // cmd.exe and its node grandchild, plus the other owned child.
-  assert.ok(await waitUntil(() => count(run.mark, 'target') === 2 && count(run.mark, 'other') === 1, 30_000));
+  assert.ok(await waitUntil(() => count(run.mark, 'target') === 2 && count(run.mark, 'other') === 1, 90_000));
   run.owner.stdin?.write('go\n');
   const seen = await run.next();
   const result = seen.result as Record<string, unknown>;
