@@ -20,12 +20,13 @@ skip() {
   exit 0
 }
 
+mkdir -p "$CACHE"
 if [ ! -x "$WINE" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "windows lane: installing wine64 from Debian's packages"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine64; } \
-      >"$CACHE.apt.log" 2>&1 </dev/null; then
-      tail -5 "$CACHE.apt.log" || true
+      >"$CACHE/apt.log" 2>&1 </dev/null; then
+      tail -5 "$CACHE/apt.log" || true
       skip "apt-get could not install wine64"
     fi
   else
