@@ -20,12 +20,13 @@ skip() {
   exit 0
 }
 
+mkdir -p "$CACHE"
 if [ ! -x "$WINE" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "windows lane: installing wine64 from Debian's packages"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine64; } \
-      >"$CACHE.apt.log" 2>&1 </dev/null; then
-      tail -5 "$CACHE.apt.log" || true
+      >"$CACHE/apt.log" 2>&1 </dev/null; then
+      tail -5 "$CACHE/apt.log" || true
       skip "apt-get could not install wine64"
     fi
   else
@@ -92,7 +93,8 @@ fi
 out="$CACHE/last-run.txt"
 echo "windows lane: node.exe $NODE_WIN_VERSION under $("$WINE" --version 2>/dev/null), ${#files[@]} file(s)"
 set +e
-"$WINE" "$NODE_EXE" --test --test-reporter=spec --test-concurrency=1 "${files[@]}" </dev/null >"$out" 2>&1
+# A wedged Wine must not hold CI: the whole run gets ten minutes.
+timeout -k 10 600 "$WINE" "$NODE_EXE" --test --test-reporter=spec --test-concurrency=1 "${files[@]}" </dev/null >"$out" 2>&1
 code=$?
 set -e
 cat "$out"

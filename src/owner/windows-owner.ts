@@ -88,17 +88,19 @@ function pruneEmpty(): void {
   for (const [pid, child] of [...owned]) if (isEmpty(child)) forget(pid);
 }
 
-/** Puts the live process `pid` into a new kill-on-close job of its own. */
+/** Puts the live process `pid` into a new kill-on-close job of its own; a string says why not. */
 function adopt(pid: number): OwnedChild | string {
-  const processHandle = openProcess(pid);
-  if (!processHandle) return `no process ${pid} that this process may open`;
+  let processHandle: Handle | undefined;
   let job: Handle | undefined;
   try {
+    processHandle = openProcess(pid);
+    if (!processHandle) return `no process ${pid} that this process may open`;
     job = createKillOnCloseJob();
     assignToJob(job, processHandle);
   } catch (error) {
+    // Job Objects out of reach (koffi not loadable) or refused: never a throw after the spawn.
     if (job) closeHandle(job);
-    closeHandle(processHandle);
+    if (processHandle) closeHandle(processHandle);
     return (error as Error).message;
   }
   const child = { job, process: processHandle };
@@ -110,13 +112,15 @@ function adopt(pid: number): OwnedChild | string {
 export function spawnOwnedWindows(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   joinOwnerJob();
   pruneEmpty();
-  // On Windows the child is in this process's kill-on-close job from creation, detached or not.
+  // Options as given: on Windows the child is in the owner job from its creation, detached or not.
   const child = spawn(command, args, options);
   const pid = child.pid;
   if (pid === undefined) return child;
   const adopted = adopt(pid);
   if (typeof adopted === 'string') {
-    // Gone already (its job would have been empty), or not ours: the owner job still holds it.
+    // Gone already (its job would have been empty): the owner job holds whatever it started.
+    // Without an owner job either, the child is not guarded, and the caller must hear it.
+    if (!ownerJob && child.exitCode === null) warn(`spawnOwned: process ${pid} is not guarded: ${adopted}`, 'LEASH_WINDOWS_JOB');
     return child;
   }
   child.once('exit', () => {

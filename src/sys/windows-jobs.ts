@@ -33,7 +33,6 @@ const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
 const SYNCHRONIZE = 0x00100000;
 const WAIT_OBJECT_0 = 0;
 const WAIT_TIMEOUT = 0x102;
-const STILL_ACTIVE = 259;
 
 interface Kernel32 {
   GetLastError: () => number;
@@ -46,8 +45,6 @@ interface Kernel32 {
   TerminateJobObject: (job: Handle, exitCode: number) => number;
   IsProcessInJob: (process: Handle, job: Handle | null, result: number[]) => number;
   OpenProcess: (access: number, inherit: number, pid: number) => Handle | null;
-  GetProcessId: (process: Handle) => number;
-  GetExitCodeProcess: (process: Handle, code: number[]) => number;
   WaitForSingleObject: ((handle: Handle, ms: number) => number) & {
     async: (handle: Handle, ms: number, done: (error: unknown, result: number) => void) => void;
   };
@@ -85,8 +82,6 @@ function api(call: string): Kernel32 {
     TerminateJobObject: f('int __stdcall TerminateJobObject(HANDLE job, uint32_t exitCode)'),
     IsProcessInJob: f('int __stdcall IsProcessInJob(HANDLE process, HANDLE job, _Out_ int *result)'),
     OpenProcess: f('HANDLE __stdcall OpenProcess(uint32_t access, int inherit, uint32_t pid)'),
-    GetProcessId: f('uint32_t __stdcall GetProcessId(HANDLE process)'),
-    GetExitCodeProcess: f('int __stdcall GetExitCodeProcess(HANDLE process, _Out_ uint32_t *code)'),
     WaitForSingleObject: f('uint32_t __stdcall WaitForSingleObject(HANDLE handle, uint32_t ms)'),
     CreateProcessW: f(
       'int __stdcall CreateProcessW(void *application, _Inout_ void *commandLine, void *pa, void *ta, int inherit, ' +
@@ -98,16 +93,6 @@ function api(call: string): Kernel32 {
 
 function fail(call: string): never {
   throw new WindowsCallError(call, kernel32?.GetLastError() ?? 0);
-}
-
-/** True where Job Objects can be reached (win32 with koffi loadable); the reason otherwise. */
-export function jobsAvailable(): true | string {
-  try {
-    api('load');
-    return true;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
 }
 
 /** A new anonymous job whose processes all end when its last handle closes. */
@@ -191,21 +176,11 @@ export function terminateJob(job: Handle, exitCode: number): void {
   if (!api('TerminateJobObject').TerminateJobObject(job, exitCode)) fail('TerminateJobObject');
 }
 
-/** The process's exit code, or undefined while it runs. */
-export function processExitCode(processHandle: Handle): number | undefined {
-  const code = [0];
-  if (!api('GetExitCodeProcess').GetExitCodeProcess(processHandle, code)) fail('GetExitCodeProcess');
-  const value = code[0] ?? 0;
-  // STILL_ACTIVE is also a possible real exit code; the wait below settles which it is.
-  if (value === STILL_ACTIVE && api('WaitForSingleObject').WaitForSingleObject(processHandle, 0) === WAIT_TIMEOUT) return undefined;
-  return value;
-}
-
 /**
  * Resolves once the process behind the handle has ended. The wait runs on libuv's thread pool in
- * slices, so it never holds a pool thread for long and can be abandoned with `signal`.
+ * slices, so it never holds a pool thread for long and can be abandoned with `abort`.
  */
-export async function waitForProcessEnd(processHandle: Handle, abort?: AbortSignal, sliceMs = 1000): Promise<boolean> {
+export async function waitForProcessEnd(processHandle: Handle, abort?: AbortSignal, sliceMs = 250): Promise<boolean> {
   const k = api('WaitForSingleObject');
   while (!abort?.aborted) {
     const result = await new Promise<number>((resolve, reject) => {
@@ -233,7 +208,3 @@ export function createProcessRaw(commandLine: string, flags = 0): number {
   return info.dwProcessId ?? 0;
 }
 
-/** The id behind a process handle. */
-export function processIdOf(processHandle: Handle): number {
-  return api('GetProcessId').GetProcessId(processHandle);
-}

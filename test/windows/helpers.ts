@@ -99,7 +99,7 @@ export function startOwner(kinds: string, way: string, mode: 'leash' | 'plain', 
 }
 
 /** Waits until `count` processes carry the children's mark. */
-export function waitForChildren(run: OwnerRun, count: number, budgetMs = 30_000): Promise<boolean> {
+export function waitForChildren(run: OwnerRun, count: number, budgetMs = 90_000): Promise<boolean> {
   return waitUntil(() => linuxPidsWith(`${run.mark}-child`).length >= count, budgetMs);
 }
 
@@ -138,7 +138,7 @@ export function startScenario(scenario: string): { owner: ChildProcess; mark: st
   owner.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   let taken = 0;
   const next = async () => {
-    if (!(await waitUntil(() => lines.length > taken || owner.exitCode !== null, 30_000)) || lines.length <= taken) {
+    if (!(await waitUntil(() => lines.length > taken || owner.exitCode !== null, 90_000)) || lines.length <= taken) {
       throw new Error(`no output from the ${scenario} owner\n${stderr}`);
     }
     return JSON.parse(lines[taken++] as string) as Record<string, unknown>;

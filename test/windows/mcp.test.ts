@@ -42,7 +42,7 @@ for (const mode of ['owned', 'plain'] as const) {
     let out = '';
     client.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     client.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    assert.ok(await waitUntil(() => out.includes('\n'), 60_000), `the client did not report: ${out}`);
+    assert.ok(await waitUntil(() => out.includes('\n'), 120_000), `the client did not report: ${out}`);
     const report = JSON.parse(out.split('\n')[0] as string) as { tools: string[]; echo: string };
     assert.ok(report.tools.includes('echo'));
     assert.equal(report.echo, 'Echo: hello from leash');

@@ -31,7 +31,7 @@ test('terminateOwned ends one child tree that ignores console control events, an
   const run = scenario('terminate');
   assert.deepEqual((await run.next()).ready, true);
   // cmd.exe and its node grandchild, plus the other owned child.
-  assert.ok(await waitUntil(() => count(run.mark, 'target') === 2 && count(run.mark, 'other') === 1, 30_000));
+  assert.ok(await waitUntil(() => count(run.mark, 'target') === 2 && count(run.mark, 'other') === 1, 90_000));
   run.owner.stdin?.write('go\n');
   const seen = await run.next();
   const result = seen.result as Record<string, unknown>;
@@ -83,3 +83,24 @@ test("the owner job: the owner's later children die with it, detached or not; ea
   }
   assert.equal(count(run.mark, 'plain-before'), 1, 'a detached child from before the first spawnOwned is not in the owner job');
 });
+
+for (const joined of [true, false]) {
+  test(joined
+    ? 'the owner job ends a grandchild started before its parent was put in a job'
+    : 'without the owner job, a grandchild started before its parent was put in a job escapes (why spawnOwned joins one)', async () => {
+    const run = scenario(joined ? 'late-own-joined' : 'late-own');
+    assert.equal((await run.next()).ready, true);
+    // The raw spawner and its grandchild both carry <mark>-late.
+    assert.ok(await waitUntil(() => count(run.mark, 'late') === 2, 90_000), 'the grandchild did not start');
+    run.owner.stdin?.write('own\n');
+    assert.equal((await run.next()).owned, true);
+    await killOwner(run);
+    if (joined) {
+      assert.ok(await waitUntil(() => count(run.mark, 'late') === 0, 10_000), 'the early grandchild outlived the owner');
+    } else {
+      // The child's own job ends the child; the grandchild, in no job, is left.
+      assert.ok(await waitUntil(() => count(run.mark, 'late') === 1, 10_000), 'the owned child outlived the owner');
+      assert.ok(!(await waitUntil(() => count(run.mark, 'late') === 0, 1500)), 'the early grandchild died: the window is not shown');
+    }
+  });
+}

@@ -53,7 +53,7 @@ const ways = [
   { way: 'throw', fixtureWay: 'throw', what: 'throwing' },
 ];
 
-for (const kinds of ['detached,cmd', 'raw']) {
+for (const kinds of ['detached,cmd,ctrl-ignoring', 'raw']) {
   describe(`owner with ${kinds}`, () => {
     for (const { way, fixtureWay, what } of ways) {
       test(`spawnOwned: the whole tree ends with the owner ${what}`, async () => {

@@ -53,7 +53,7 @@ test('leash run killed from Linux (kill -9) takes the whole tree with it', async
   const value = mark();
   const run = spawn(process.execPath, [CLI, 'run', '--', process.execPath, TREE, value, "stay", `${value}-leash`], { stdio: 'ignore' });
   const exited = once(run, 'exit');
-  assert.ok(await waitUntil(() => count(value, 'grandchild') === 1, 30_000), 'the tree did not start');
+  assert.ok(await waitUntil(() => count(value, 'grandchild') === 1, 90_000), 'the tree did not start');
   // leash's own process is the one whose command line runs bin\leash.js with the mark.
   const leash = linuxPidsWith(`${value}-leash`).find((pid) => readFileSync(`Z:\\proc\\${pid}\\cmdline`, 'latin1').includes('leash.js'));
   assert.ok(leash, 'leash is not visible from Linux');
@@ -68,7 +68,7 @@ for (const dieWithParent of [true, false]) {
     const options = dieWithParent ? ['--die-with-parent'] : [];
     const parent = spawn(process.execPath, [`${FIXTURES}run-parent.mjs`, value, ...options], { stdio: 'ignore' });
     const exited = once(parent, 'exit');
-    assert.ok(await waitUntil(() => count(value, 'runner-grandchild') === 1, 30_000), 'the tree did not start');
+    assert.ok(await waitUntil(() => count(value, 'runner-grandchild') === 1, 90_000), 'the tree did not start');
     const parentPid = ownerLinuxPid({ mark: value });
     assert.ok(parentPid, 'the parent is not visible from Linux');
     assert.ok(await killFromLinux([parentPid]));
@@ -94,7 +94,7 @@ test('leash run keeps the state file, and leash status reads it', async () => {
       return undefined;
     }
   };
-  assert.ok(await waitUntil(() => read()?.phase === 'running' && read()?.active_children === 2, 30_000), JSON.stringify(read()));
+  assert.ok(await waitUntil(() => read()?.phase === 'running' && read()?.active_children === 2, 90_000), JSON.stringify(read()));
   const status = spawnSync(process.execPath, [CLI, 'status', statePath], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(status.status, 0, status.stderr);
   assert.match(status.stdout, /phase\s+running/);
