@@ -41,7 +41,7 @@ describe('the packed package, installed from its tarball', () => {
     if (packDir) rmSync(packDir, { recursive: true, force: true });
   });
 
-  it('packs the built code, the docs, LICENSE and CHANGELOG; a prepack script builds it', () => {
+  it('packs the built code, the docs, LICENSE and CHANGELOG; a prepare script builds it', () => {
     const files = tarballFiles(tarballs[0]!);
     for (const needed of [
       'package/package.json',
@@ -60,7 +60,8 @@ describe('the packed package, installed from its tarball', () => {
     }
     assert.ok(!files.some((file) => file.startsWith('package/dist/test/') || file.startsWith('package/src/')), 'tests or sources shipped');
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
-    assert.match(manifest.scripts.prepack, /npm run build/, 'npm pack from a fresh clone must build dist/');
+    // prepare, not prepack: npm runs prepare for `npm pack` and also when it installs from git, prepack only for the former.
+    assert.match(manifest.scripts.prepare, /npm run build/, 'npm pack and git installs must build dist/');
   });
 
   it('installs offline from the tarball', () => {
