@@ -38,6 +38,8 @@ export interface TreeSupervisorOptions {
   graceMs: number;
   statePath?: string;
   dieWithParent: boolean;
+  /** --keep-terminal: the runner stays in leash's session and process group (see docs/run.md). */
+  keepTerminal?: boolean;
   log: (line: string) => void;
 }
 
@@ -50,11 +52,11 @@ export function classifySpawnError(command: string, error: NodeJS.ErrnoException
   return { code: 126, message: `${command}: cannot execute (${error.code ?? error.message})` };
 }
 
-/** Starts the runner in its own session; resolves once it runs, or with why it cannot. */
-export function startRunner(command: string, args: string[]): Promise<ChildProcess | StartFailure> {
+/** Starts the runner in its own session (or, keeping the terminal, in leash's); resolves once it runs, or with why it cannot. */
+export function startRunner(command: string, args: string[], keepTerminal = false): Promise<ChildProcess | StartFailure> {
   return new Promise((resolve) => {
     // detached-spawn: ok — the runner gets its own session under leash's subreaper, which owns the whole tree.
-    const child = spawn(command, args, { stdio: 'inherit', detached: true });
+    const child = spawn(command, args, { stdio: 'inherit', detached: !keepTerminal });
     child.once('spawn', () => resolve(child));
     child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));
   });
@@ -121,7 +123,7 @@ export class TreeSupervisor {
       return 1;
     }
 
-    const started = await startRunner(this.options.command, this.options.args);
+    const started = await startRunner(this.options.command, this.options.args, this.options.keepTerminal);
     if (!(started instanceof ChildProcess)) {
       this.options.log(started.message);
       this.cleanUp();
