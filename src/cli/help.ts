@@ -25,7 +25,7 @@ options:
 The owner library is the package's import: import { spawnOwned } from 'proc-leash'.
 `;
 
-export const RUN_HELP = `usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--quiet] -- COMMAND [ARG...]
+export const RUN_HELP = `usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--keep-terminal] [--quiet] -- COMMAND [ARG...]
 
 Runs COMMAND in a new session and owns its whole process tree (Linux: a child subreaper that adopts
 and reaps every orphan). The tree is taken down — SIGTERM, the grace, SIGKILL — when leash gets
@@ -36,6 +36,9 @@ options:
   --grace SECONDS      between SIGTERM and SIGKILL, 0.05 to 30 (default 10; out of range is a usage error)
   --state FILE         keep a JSON state document there (see leash status)
   --die-with-parent    take the tree down when leash's parent dies, SIGKILL included
+  --keep-terminal      COMMAND stays in leash's session and process group, keeping the terminal
+                       (prompts on /dev/tty work; the terminal's Ctrl-C reaches it directly);
+                       costs: its group is signalled member by member, not as a group (Linux only)
   -q, --quiet          no phase lines on stderr; warnings and errors are still written
   -h, --help           this text
 
@@ -44,8 +47,8 @@ environment:
                        out-of-range value is ignored with a warning (default used)
   LEASH_STATE_PATH     the state document when --state is not given
 
-COMMAND gets no controlling terminal (it leads a new session): programs that prompt on /dev/tty
-cannot. Its stdin, stdout and stderr are leash's own.
+Without --keep-terminal, COMMAND gets no controlling terminal (it leads a new session): programs
+that prompt on /dev/tty cannot. Its stdin, stdout and stderr are leash's own either way.
 
 exit: COMMAND's status; 64 usage, 126 not executable, 127 not found.
 `;

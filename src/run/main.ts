@@ -9,7 +9,7 @@ import { installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 
 export const RUN_USAGE =
-  'usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--quiet] -- COMMAND [ARG...]';
+  'usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--keep-terminal] [--quiet] -- COMMAND [ARG...]';
 
 export const DEFAULT_GRACE_SECONDS = RUN_GRACE.fallback;
 export const MIN_GRACE_SECONDS = RUN_GRACE.min;
@@ -22,6 +22,8 @@ export interface RunArguments {
   dieWithParent: boolean;
   /** No phase lines on stderr; warnings and errors still go there. */
   quiet: boolean;
+  /** The runner stays in leash's session and group, keeping the controlling terminal. */
+  keepTerminal: boolean;
   command: string;
   args: string[];
 }
@@ -45,6 +47,7 @@ export function parseRunArgs(
   let statePath = env.LEASH_STATE_PATH || undefined;
   let dieWithParent = false;
   let quiet = false;
+  let keepTerminal = false;
   let i = 0;
   for (; i < argv.length; i += 1) {
     const arg = argv[i] as string;
@@ -53,6 +56,8 @@ export function parseRunArgs(
       dieWithParent = true;
     } else if (arg === '--quiet' || arg === '-q') {
       quiet = true;
+    } else if (arg === '--keep-terminal') {
+      keepTerminal = true;
     } else if (arg === '--grace' || arg === '--state') {
       const value = argv[i + 1];
       if (value === undefined) return `${arg} needs a value`;
@@ -76,6 +81,7 @@ export function parseRunArgs(
     statePath,
     dieWithParent,
     quiet,
+    keepTerminal,
     command,
     args: argv.slice(i + 2) as string[],
   };
@@ -109,7 +115,9 @@ export async function runMain(argv: string[]): Promise<number> {
   log(
     `warning: ${why}; supervising the command's process group only. Orphans are not adopted, ` +
       'and descendants that leave the group (setsid, setpgid) are not stopped' +
-      (parsed.dieWithParent ? '; --die-with-parent is not supported here' : ''),
+      (parsed.dieWithParent ? '; --die-with-parent is not supported here' : '') +
+      // The fallback signals the runner's group as a whole: that group must not be leash's own.
+      (parsed.keepTerminal ? '; --keep-terminal is not supported here (the command gets a new session)' : ''),
   );
   return runWithProcessGroup({ ...parsed, log, guard });
 }

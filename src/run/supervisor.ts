@@ -43,6 +43,8 @@ export interface TreeSupervisorOptions {
   graceMs: number;
   statePath?: string;
   dieWithParent: boolean;
+  /** --keep-terminal: the runner stays in leash's session and process group (see docs/run.md). */
+  keepTerminal?: boolean;
   log: (line: string) => void;
   /** Takes the tree down if leash itself dies; none in tests of the supervisor alone. */
   guard?: RunGuard;
@@ -57,11 +59,16 @@ export function classifySpawnError(command: string, error: NodeJS.ErrnoException
   return { code: 126, message: `${command}: cannot execute (${error.code ?? error.message})` };
 }
 
-/** Starts the runner in its own session; resolves once it runs, or with why it cannot. */
-export function startRunner(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ChildProcess | StartFailure> {
+/** Starts the runner in its own session (or, keeping the terminal, in leash's); resolves once it runs, or with why it cannot. */
+export function startRunner(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  keepTerminal = false,
+): Promise<ChildProcess | StartFailure> {
   return new Promise((resolve) => {
     // detached-spawn: ok — the runner gets its own session under leash's subreaper, which owns the whole tree.
-    const child = spawn(command, args, { stdio: 'inherit', detached: true, env });
+    const child = spawn(command, args, { stdio: 'inherit', detached: !keepTerminal, env });
     child.once('spawn', () => resolve(child));
     child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));
   });
@@ -140,7 +147,7 @@ export class TreeSupervisor {
     // Started before the runner: from its first instruction the tree has someone to take it down.
     guard?.start();
     const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
-    const started = await startRunner(this.options.command, this.options.args, env);
+    const started = await startRunner(this.options.command, this.options.args, env, this.options.keepTerminal);
     if (!(started instanceof ChildProcess)) {
       this.options.log(started.message);
       this.cleanUp();

