@@ -36,6 +36,7 @@ const RUNNING_SWEEP_MIN_MS = 200;
 const STOPPING_SWEEP_MS = 250;
 const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
+const STOP_CHECK_GAP_MS = 15;
 
 export interface TreeSupervisorOptions {
   command: string;
@@ -94,6 +95,7 @@ export class TreeSupervisor {
   private sweepTimer: NodeJS.Timeout | undefined;
   private runningSweepMs = RUNNING_SWEEP_MS;
   private checkQueued = false;
+  private lastCheckAt = -Infinity;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
 
@@ -239,10 +241,18 @@ export class TreeSupervisor {
   private scheduleCheck(): void {
     if (this.checkQueued) return;
     this.checkQueued = true;
-    setImmediate(() => {
+    const run = () => {
       this.checkQueued = false;
+      this.lastCheckAt = performance.now();
       this.check();
-    });
+    };
+    // While the tree is being taken down, a storm of SIGCHLDs would have us re-walk a tree that
+    // is still dying, on the CPU the dying processes need: one check per STOP_CHECK_GAP_MS then.
+    const wait = this.phase === 'stopping' || this.phase === 'killing'
+      ? this.lastCheckAt + STOP_CHECK_GAP_MS - performance.now()
+      : 0;
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
   }
 
   /** Whether `pid` is one of the guard's supervisor processes (libuv reaps those). */
