@@ -89,6 +89,7 @@ setInterval(() => {
 
 async function main(): Promise<void> {
   const started: ChildProcess[] = [];
+  const floorGroups: number[] = [];
   const results: Record<string, unknown> = { tree: TREE_SIZE, bystanders: BYSTANDERS, idle_ms: IDLE_MS };
   try {
     for (let i = 0; i < BYSTANDERS; i += 1) started.push(spawn('sleep', ['600'], { stdio: 'ignore' }));
@@ -167,8 +168,10 @@ async function main(): Promise<void> {
       exitToLeashExit.push((await gone) - t0);
 
       // The floor: the same number of sleepers in one group, one killpg.
+      // detached-spawn: ok — the floor's own group, killpg'd two lines below (and in the finally block).
       const group = spawn('sh', ['-c', TREE], { stdio: 'ignore', detached: true });
       started.push(group);
+      floorGroups.push(group.pid as number);
       const members = identitiesOf([group.pid as number, ...(await treeBelow(group.pid as number, TREE_SIZE - 1))]);
       const t1 = performance.now();
       signalGroup(group.pid as number, 'SIGTERM');
@@ -222,6 +225,7 @@ async function main(): Promise<void> {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}run.json`, JSON.stringify(results, null, 2) + '\n');
   } finally {
+    for (const pgid of floorGroups) signalGroup(pgid, 'SIGKILL');
     // leash processes first get SIGTERM, so that they take their trees down with them.
     const running = () => started.filter((child) => child.pid !== undefined && isProcessAlive(child.pid));
     for (const child of running()) child.kill('SIGTERM');

@@ -240,3 +240,18 @@ test('a writer record names one process: another start time, boot or pid namespa
   assert.equal(identityState({ ...self, boot_id: 'another-boot' }), 'gone', 'a reboot since');
   assert.equal(identityState({ ...self, pid_namespace: 'pid:[1]' }), 'unknown', 'pids from elsewhere mean nothing here');
 });
+
+test('leash status does not wait on a FIFO planted as the writer record', async (t) => {
+  const { dir, state } = markedScratch(t);
+  writeFileSync(state, '{"active_children":0,"adopted_children":0,"escalated":false,"orphaned_children_total":0,' +
+    '"phase":"running","reaped_children_total":0,"reaped_orphans_total":0,"runner_exit_code":null,' +
+    '"termination_signal":null,"updated_at":"2026-01-01T00:00:00.000Z"}\n');
+  const fifo = spawn('mkfifo', [join(dir, '.state.json.writer')], { stdio: 'ignore' });
+  assert.equal((await exited(fifo)).code, 0);
+  const run = spawn(process.execPath, [CLI_ENTRY, 'status', state], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  run.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  const { code } = await exited(run, 10_000);
+  assert.equal(code, 0);
+  assert.match(out, /writer\s+not recorded/);
+});
