@@ -168,7 +168,7 @@ async function main(): Promise<void> {
       exitToLeashExit.push((await gone) - t0);
 
       // The floor: the same number of sleepers in one group, one killpg.
-      // detached-spawn: ok — the floor's own group, killpg'd two lines below (and in the finally block).
+      // detached-spawn: ok — the floor's group is ended by this bench, by its pid, right below.
       const group = spawn('sh', ['-c', TREE], { stdio: 'ignore', detached: true });
       started.push(group);
       floorGroups.push(group.pid as number);

@@ -1,6 +1,8 @@
 // Everything leash reads from Linux procfs lives here, so it is parsed one way only.
 // Standard library only: the death supervisor imports this file.
-import { closeSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+
+import { readProcText } from './proc-text.js';
 
 /** The identity fields of one process, from /proc/<pid>/stat. */
 export interface ProcStat {
@@ -47,35 +49,6 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
     return undefined;
   }
   return { pid, state, ppid, pgid, sid, startTime, cpuTicks };
-}
-
-/** One buffer for every small procfs read; grown (never shrunk) for the rare larger file. */
-let scratch = Buffer.allocUnsafe(8192);
-
-/**
- * Reads a procfs file as latin1 text through one reused buffer. procfs files report size 0, so
- * readFileSync allocates 64 KB per call for them: a tree walk made thousands of such buffers,
- * and malloc kept the pages (measured: 38 MB private instead of 11 MB after 60 walks). Throws
- * as readFileSync does.
- */
-export function readProcText(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    let length = 0;
-    for (;;) {
-      if (length === scratch.length) {
-        const larger = Buffer.allocUnsafe(scratch.length * 2);
-        scratch.copy(larger, 0, 0, length);
-        scratch = larger;
-      }
-      const bytes = readSync(fd, scratch, length, scratch.length - length, null);
-      if (bytes === 0) break;
-      length += bytes;
-    }
-    return scratch.toString('latin1', 0, length);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The stat of one process, or undefined when it is gone or unreadable. */

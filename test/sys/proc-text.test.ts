@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { readProcText } from '../../src/sys/procfs.js';
+import { readProcText } from '../../src/sys/proc-text.js';
 
 test('readProcText reads small and large procfs files whole, and throws for a missing one', () => {
   // /proc/self/smaps of a Node process is tens of KB: several times the initial buffer.
