@@ -1,7 +1,8 @@
 // `leash status [FILE] [--json]`: reads the state document `leash run` keeps.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { signalName } from '../sys/verified-signal.js';
 import { identityState, parseIdentity } from '../sys/process-identity.js';
+import { guardStandardOutput } from '../sys/safe-output.js';
 import { PHASES, STATE_FIELDS, serializeState, writerRecordPath, type RunState } from './state.js';
 
 export const STATUS_USAGE = 'usage: leash status [FILE] [--json]   (FILE defaults to $LEASH_STATE_PATH)';
@@ -19,7 +20,14 @@ export type WriterState =
 export function writerOf(file: string): WriterState {
   let identity;
   try {
-    identity = parseIdentity(JSON.parse(readFileSync(writerRecordPath(file), 'utf8')));
+    // Never through a link, never waiting on a FIFO planted there: a regular file or nothing.
+    const fd = openSync(writerRecordPath(file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      if (!fstatSync(fd).isFile()) return { state: 'unrecorded' };
+      identity = parseIdentity(JSON.parse(readFileSync(fd, 'utf8')));
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return { state: 'unrecorded' };
   }
@@ -80,6 +88,8 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
 }
 
 export async function statusMain(argv: string[]): Promise<number> {
+  // `leash status | head -1` and the like: a reader that leaves early is not an error.
+  guardStandardOutput();
   let json = false;
   let file: string | undefined;
   for (const arg of argv) {

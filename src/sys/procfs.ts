@@ -2,6 +2,8 @@
 // Standard library only: the death supervisor imports this file.
 import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 
+import { readProcText } from './proc-text.js';
+
 /** The identity fields of one process, from /proc/<pid>/stat. */
 export interface ProcStat {
   pid: number;
@@ -52,7 +54,7 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
 /** The stat of one process, or undefined when it is gone or unreadable. */
 export function readProcStat(pid: number | 'self'): ProcStat | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const text = readProcText(`/proc/${pid}/stat`);
     return parseProcStat(pid === 'self' ? process.pid : pid, text);
   } catch {
     return undefined;
@@ -108,7 +110,7 @@ export function readChildren(pid: number): number[] | undefined {
   for (const tid of tids) {
     let text: string;
     try {
-      text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1');
+      text = readProcText(`/proc/${pid}/task/${tid}/children`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && tid === String(pid)) {
         // The main thread has no children file: this kernel lacks CONFIG_PROC_CHILDREN.

@@ -14,14 +14,27 @@ import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, exited, markedEnv, markedPids, waitForGone } from '../helpers/processes.js';
 import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
 
-/** A tree with every shape leash must own: its runner's group, an adopted orphan, a setsid escapee, a TERM-ignorer. */
+/**
+ * A tree with every shape leash must own: its runner's group, an adopted orphan, a setsid
+ * escapee, a TERM-ignorer, and two processes without the run's token (one in the runner's group,
+ * one in a group of its own): only the groups leash registered with its guard can reach those.
+ */
 const EVERY_SHAPE = [
   'sleep 60 &',
   '(sleep 61 &)',
   'setsid sleep 62 &',
   `sh -c 'trap "" TERM; exec sleep 63' &`,
+  'env -u LEASH_OWNER_TOKEN sleep 64 &',
+  'setsid env -u LEASH_OWNER_TOKEN sleep 65 &',
   'wait',
 ].join('\n');
+const EVERY_SHAPE_SIZE = 7;
+
+/** Waits until leash's own walk (as its state document says) has seen the whole tree. */
+async function seenByLeash(state: string, size: number, stderr: () => string): Promise<void> {
+  assert.ok(await waitUntil(() => (readJson(state)?.active_children as number) >= size, 10_000),
+    `leash never saw ${size} processes: ${JSON.stringify(readJson(state))} ${stderr()}`);
+}
 
 async function runningTree(leashPid: number, size: number, stderr: () => string): Promise<number[]> {
   assert.ok(await waitUntil(() => liveDescendantsOf(leashPid).length >= size, 10_000), `tree never grew: ${stderr()}`);
@@ -29,10 +42,11 @@ async function runningTree(leashPid: number, size: number, stderr: () => string)
 }
 
 test('leash run SIGKILLed: its guard takes down groups, adopted orphans and setsid escapees', async (t) => {
-  const { mark } = markedScratch(t);
-  const leash = startLeash(['run', '--grace', '1', '--', 'sh', '-c', EVERY_SHAPE], mark);
+  const { mark, state } = markedScratch(t);
+  const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
   const leashPid = leash.child.pid as number;
-  const tree = await runningTree(leashPid, 5, leash.stderr);
+  const tree = await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr);
+  await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
   const guard = guardOf(leashPid);
   assert.ok(guard !== undefined, 'leash run started its guard');
 
@@ -42,6 +56,26 @@ test('leash run SIGKILLed: its guard takes down groups, adopted orphans and sets
   assert.ok(await waitForGone(tree, 10_000), `left running: ${tree.filter((pid) => isProcessAlive(pid)).join(' ')}`);
   assert.ok(await waitForGone([guard], 5000), 'the guard leaves once the tree is gone');
   assert.deepEqual(markedPids(mark), []);
+});
+
+test('the guard SIGKILLed first, then leash: a replacement guard still takes the tree down', async (t) => {
+  const { mark, state } = markedScratch(t);
+  const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
+  const leashPid = leash.child.pid as number;
+  const tree = await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr);
+  await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
+  const first = guardOf(leashPid);
+  assert.ok(first !== undefined, 'leash run started its guard');
+  signalProcess(first, 'SIGKILL');
+  let second: number | undefined;
+  assert.ok(await waitUntil(() => (second = guardOf(leashPid)) !== undefined && second !== first, 10_000),
+    `no replacement guard: ${leash.stderr()}`);
+  // The replacement knows the tree's groups (replayed) and its token.
+  assert.ok(tree.every((pid) => isProcessAlive(pid)), 'the tree is untouched by the guard\'s death');
+  signalProcess(leashPid, 'SIGKILL');
+  await exited(leash.child);
+  assert.ok(await waitForGone(tree, 10_000), `left running: ${tree.filter((pid) => isProcessAlive(pid)).join(' ')}`);
+  assert.ok(await waitForGone([second as number], 5000), 'the replacement leaves once the tree is gone');
 });
 
 test('the MCP SDK close() sequence with default settings leaves nothing (TERM ignored in the tree)', async (t) => {
@@ -239,4 +273,19 @@ test('a writer record names one process: another start time, boot or pid namespa
   assert.equal(identityState({ ...self, start_time: self.start_time + 1 }), 'gone', 'a recycled pid');
   assert.equal(identityState({ ...self, boot_id: 'another-boot' }), 'gone', 'a reboot since');
   assert.equal(identityState({ ...self, pid_namespace: 'pid:[1]' }), 'unknown', 'pids from elsewhere mean nothing here');
+});
+
+test('leash status does not wait on a FIFO planted as the writer record', async (t) => {
+  const { dir, state } = markedScratch(t);
+  writeFileSync(state, '{"active_children":0,"adopted_children":0,"escalated":false,"orphaned_children_total":0,' +
+    '"phase":"running","reaped_children_total":0,"reaped_orphans_total":0,"runner_exit_code":null,' +
+    '"termination_signal":null,"updated_at":"2026-01-01T00:00:00.000Z"}\n');
+  const fifo = spawn('mkfifo', [join(dir, '.state.json.writer')], { stdio: 'ignore' });
+  assert.equal((await exited(fifo)).code, 0);
+  const run = spawn(process.execPath, [CLI_ENTRY, 'status', state], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  run.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  const { code } = await exited(run, 10_000);
+  assert.equal(code, 0);
+  assert.match(out, /writer\s+not recorded/);
 });

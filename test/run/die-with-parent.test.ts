@@ -35,6 +35,8 @@ test('the tree is gone soon after the parent is SIGKILLed', async (t) => {
   assert.ok(await waitUntil(() => markedPids(mark).length === 0, 5000),
     `left: ${markedPids(mark)}; stderr: ${lines.stderr}`);
   assert.ok(tree.every((pid) => !isProcessAlive(pid)));
+  // leash's last lines may still be in the pipe when its process is already gone.
+  await waitUntil(() => /phase=exited/.test(lines.stderr), 5000);
   assert.match(lines.stderr, /reason="parent died"/);
   assert.match(lines.stderr, /phase=killing/);
 });
