@@ -142,6 +142,23 @@ export function processUid(pid: number): number | undefined {
 }
 
 /**
+ * Whether a process has a handler installed for every one of `signals` (the SigCgt mask of
+ * /proc/<pid>/status): how a caller knows that a process it just started is past installing
+ * its handlers. False when the process is gone or the file cannot be read.
+ */
+export function catchesSignals(pid: number, signals: readonly number[]): boolean {
+  let mask: bigint;
+  try {
+    const line = readProcText(`/proc/${pid}/status`).split('\n').find((l) => l.startsWith('SigCgt:'));
+    if (!line) return false;
+    mask = BigInt(`0x${line.slice('SigCgt:'.length).trim()}`);
+  } catch {
+    return false;
+  }
+  return signals.every((signal) => (mask >> BigInt(signal - 1)) & 1n);
+}
+
+/**
  * Whether the initial environment of a process holds exactly the entry `needle`
  * (for example `NAME=value`). False when it cannot be read.
  */

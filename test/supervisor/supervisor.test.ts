@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { spawn } from 'node:child_process';
 import { readProcessMemory } from '../../src/sys/process-memory.js';
-import { readProcStat } from '../../src/sys/procfs.js';
+import { catchesSignals, readProcStat } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { constants as osConstants } from 'node:os';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { ownProcessGroupId } from '../../src/sys/processes.js';
 import { exited, killMarked, markedEnv, markedPids, newMark, waitForGone } from '../helpers/processes.js';
@@ -159,7 +161,8 @@ test('SIGINT and SIGHUP do not stop it; EOF does', withMark(async (mark) => {
   const group = startGroup(mark, 'exec sleep 1000');
   const supervisor = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId())]);
   supervisor.stdin!.write(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // let it install its handlers
+  const { SIGINT, SIGHUP } = osConstants.signals;
+  assert.ok(await waitUntil(() => catchesSignals(supervisor.pid!, [SIGINT, SIGHUP]), 10_000), 'it never installed its handlers');
   supervisor.kill('SIGINT');
   supervisor.kill('SIGHUP');
   supervisor.stdin!.write('still here\n');
