@@ -150,21 +150,50 @@ function projectModule(from: string, specifier: string, context: ImportContext):
   return shape;
 }
 
+/**
+ * The syntax kinds the analyser compares, copied out of `ts.SyntaxKind`: that enum object has
+ * hundreds of keys (dictionary mode), and reading it for every node of every file showed up as
+ * the analyser's hottest line.
+ */
+const SK = {
+  AmpersandAmpersandToken: ts.SyntaxKind.AmpersandAmpersandToken,
+  BarBarToken: ts.SyntaxKind.BarBarToken,
+  BinaryExpression: ts.SyntaxKind.BinaryExpression,
+  CallExpression: ts.SyntaxKind.CallExpression,
+  CommaToken: ts.SyntaxKind.CommaToken,
+  DefaultKeyword: ts.SyntaxKind.DefaultKeyword,
+  EqualsToken: ts.SyntaxKind.EqualsToken,
+  ExportAssignment: ts.SyntaxKind.ExportAssignment,
+  ExportDeclaration: ts.SyntaxKind.ExportDeclaration,
+  ExportKeyword: ts.SyntaxKind.ExportKeyword,
+  FalseKeyword: ts.SyntaxKind.FalseKeyword,
+  FunctionDeclaration: ts.SyntaxKind.FunctionDeclaration,
+  ImportDeclaration: ts.SyntaxKind.ImportDeclaration,
+  ImportEqualsDeclaration: ts.SyntaxKind.ImportEqualsDeclaration,
+  ImportKeyword: ts.SyntaxKind.ImportKeyword,
+  NullKeyword: ts.SyntaxKind.NullKeyword,
+  PropertyAssignment: ts.SyntaxKind.PropertyAssignment,
+  PropertyDeclaration: ts.SyntaxKind.PropertyDeclaration,
+  QuestionQuestionToken: ts.SyntaxKind.QuestionQuestionToken,
+  ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
+  TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
+  VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
+  VariableStatement: ts.SyntaxKind.VariableStatement,
+} as const;
+
+/** Wrappers that do not change what an expression evaluates to (for this check). */
+const TRANSPARENT = new Set<ts.SyntaxKind>([
+  ts.SyntaxKind.ParenthesizedExpression,
+  ts.SyntaxKind.AsExpression,
+  ts.SyntaxKind.SatisfiesExpression,
+  ts.SyntaxKind.NonNullExpression,
+  ts.SyntaxKind.TypeAssertionExpression,
+  ts.SyntaxKind.AwaitExpression,
+]);
+
 function unwrap(node: ts.Expression): ts.Expression {
-  for (;;) {
-    if (
-      ts.isParenthesizedExpression(node) ||
-      ts.isAsExpression(node) ||
-      ts.isSatisfiesExpression(node) ||
-      ts.isNonNullExpression(node) ||
-      ts.isTypeAssertionExpression(node) ||
-      ts.isAwaitExpression(node)
-    ) {
-      node = node.expression;
-    } else {
-      return node;
-    }
-  }
+  while (TRANSPARENT.has(node.kind)) node = (node as ts.ParenthesizedExpression).expression;
+  return node;
 }
 
 function propertyName(name: ts.PropertyName | ts.BindingName | ts.MemberName | undefined): string | undefined {
@@ -192,8 +221,8 @@ function memberName(node: ts.Expression): string | undefined {
 function isFalsy(node: ts.Expression): boolean {
   const value = unwrap(node);
   return (
-    value.kind === ts.SyntaxKind.FalseKeyword ||
-    value.kind === ts.SyntaxKind.NullKeyword ||
+    value.kind === SK.FalseKeyword ||
+    value.kind === SK.NullKeyword ||
     (ts.isIdentifier(value) && value.text === 'undefined') ||
     (ts.isNumericLiteral(value) && Number(value.text) === 0) ||
     ts.isVoidExpression(value)
@@ -205,7 +234,7 @@ type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpre
 const isRelative = (specifier: string) => specifier.startsWith('./') || specifier.startsWith('../');
 
 function hasExportModifier(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
-  return node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) === true;
+  return node.modifiers?.some((m) => m.kind === SK.ExportKeyword) === true;
 }
 
 /** The function a node is written in (parent links are set by the collecting walk). */
@@ -262,7 +291,7 @@ const SPAWN_OPTION_KEYS = new Set(['stdio', 'cwd', 'env', 'shell', 'windowsHide'
 const SPAWNISH_NAME = /^(?!on[A-Z_])\w*(?:spawn|exec|fork|launch|daemon|start|run|child|process|pty|opt(?:ion)?s?)\w*$/i;
 
 function isLogical(kind: ts.SyntaxKind): boolean {
-  return kind === ts.SyntaxKind.BarBarToken || kind === ts.SyntaxKind.QuestionQuestionToken || kind === ts.SyntaxKind.AmpersandAmpersandToken;
+  return kind === SK.BarBarToken || kind === SK.QuestionQuestionToken || kind === SK.AmpersandAmpersandToken;
 }
 
 class JsFileAnalysis {
@@ -386,46 +415,46 @@ class JsFileAnalysis {
   // shapes (a slow, megamorphic access) for every node of the file.
   private collectNode(node: ts.Node): void {
     switch (node.kind) {
-      case ts.SyntaxKind.ImportDeclaration:
+      case SK.ImportDeclaration:
         this.collectImport(node as ts.ImportDeclaration);
         break;
-      case ts.SyntaxKind.ImportEqualsDeclaration:
+      case SK.ImportEqualsDeclaration:
         this.collectImportEquals(node as ts.ImportEqualsDeclaration);
         break;
-      case ts.SyntaxKind.VariableDeclaration:
+      case SK.VariableDeclaration:
         this.collectVariable(node as ts.VariableDeclaration);
         break;
-      case ts.SyntaxKind.FunctionDeclaration: {
+      case SK.FunctionDeclaration: {
         const declaration = node as ts.FunctionDeclaration;
         if (declaration.name) this.functions.set(declaration.name.text, declaration);
         if (hasExportModifier(declaration)) this.exportNodes.push(declaration);
         break;
       }
-      case ts.SyntaxKind.VariableStatement:
+      case SK.VariableStatement:
         if (hasExportModifier(node as ts.VariableStatement)) this.exportNodes.push(node);
         break;
-      case ts.SyntaxKind.ExportDeclaration:
-      case ts.SyntaxKind.ExportAssignment:
+      case SK.ExportDeclaration:
+      case SK.ExportAssignment:
         this.exportNodes.push(node);
         break;
-      case ts.SyntaxKind.PropertyDeclaration: {
+      case SK.PropertyDeclaration: {
         // class C { run = deps.spawn ?? spawn; proc = spawn(...) }: read as `this.run`, `this.proc`.
         const property = node as ts.PropertyDeclaration;
         const name = propertyName(property.name);
         if (name !== undefined && property.initializer) this.handleAssignments.push([`this.${name}`, unwrap(property.initializer)]);
         break;
       }
-      case ts.SyntaxKind.CallExpression:
+      case SK.CallExpression:
         this.collectCall(node as ts.CallExpression);
         break;
-      case ts.SyntaxKind.TaggedTemplateExpression:
+      case SK.TaggedTemplateExpression:
         this.taggedTemplates.push(node as ts.TaggedTemplateExpression);
         break;
-      case ts.SyntaxKind.BinaryExpression:
-        if ((node as ts.BinaryExpression).operatorToken.kind === ts.SyntaxKind.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
+      case SK.BinaryExpression:
+        if ((node as ts.BinaryExpression).operatorToken.kind === SK.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
         break;
-      case ts.SyntaxKind.PropertyAssignment:
-      case ts.SyntaxKind.ShorthandPropertyAssignment:
+      case SK.PropertyAssignment:
+      case SK.ShorthandPropertyAssignment:
         if (propertyName((node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment).name) === 'detached') {
           this.detachedProperties.push(node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment);
         }
@@ -565,7 +594,7 @@ class JsFileAnalysis {
     }
     if (ts.isCallExpression(node) && node.arguments.length === 1) {
       const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
-      const isImport = node.expression.kind === ts.SyntaxKind.ImportKeyword;
+      const isImport = node.expression.kind === SK.ImportKeyword;
       const specifier = node.arguments[0] && unwrap(node.arguments[0]);
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
         if (isRelative(specifier.text)) {
@@ -594,7 +623,7 @@ class JsFileAnalysis {
     // A spawn function on some path is a spawn function: `deps.spawn ?? spawn`, `mock ? fake : spawn`.
     if (ts.isConditionalExpression(node)) return this.isSpawnFunction(node.whenTrue) || this.isSpawnFunction(node.whenFalse);
     if (ts.isBinaryExpression(node) && isLogical(node.operatorToken.kind)) {
-      return this.isSpawnFunction(node.right) || (node.operatorToken.kind !== ts.SyntaxKind.AmpersandAmpersandToken && this.isSpawnFunction(node.left));
+      return this.isSpawnFunction(node.right) || (node.operatorToken.kind !== SK.AmpersandAmpersandToken && this.isSpawnFunction(node.left));
     }
     if (this.spawnMembers.size > 0 && ts.isPropertyAccessExpression(node) && this.spawnMembers.has(node.getText(this.sf))) return true;
     const name = memberName(node);
@@ -679,7 +708,7 @@ class JsFileAnalysis {
       } else if (ts.isExportAssignment(node)) {
         if (this.isSpawnFunction(node.expression)) functions.add('default');
       } else if (ts.isFunctionDeclaration(node)) {
-        const isDefault = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword) === true;
+        const isDefault = node.modifiers?.some((m) => m.kind === SK.DefaultKeyword) === true;
         if (node.name && local(node.name.text)) functions.add(isDefault ? 'default' : node.name.text);
       } else if (ts.isVariableStatement(node)) {
         for (const declaration of node.declarationList.declarations) {
@@ -755,12 +784,12 @@ class JsFileAnalysis {
     if (ts.isBinaryExpression(node)) {
       const op = node.operatorToken.kind;
       if (
-        op === ts.SyntaxKind.BarBarToken ||
-        op === ts.SyntaxKind.QuestionQuestionToken ||
-        op === ts.SyntaxKind.AmpersandAmpersandToken ||
-        op === ts.SyntaxKind.CommaToken
+        op === SK.BarBarToken ||
+        op === SK.QuestionQuestionToken ||
+        op === SK.AmpersandAmpersandToken ||
+        op === SK.CommaToken
       ) {
-        return next(node.right) ?? (op === ts.SyntaxKind.CommaToken ? undefined : next(node.left));
+        return next(node.right) ?? (op === SK.CommaToken ? undefined : next(node.left));
       }
       return undefined;
     }
@@ -918,7 +947,7 @@ class JsFileAnalysis {
       const statement = up.parent?.parent;
       return SPAWNISH_NAME.test(up.name.text) || (statement !== undefined && ts.isVariableStatement(statement) && hasExportModifier(statement)) || this.passedToSpawnish(up.name.text);
     }
-    if (ts.isBinaryExpression(up) && up.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+    if (ts.isBinaryExpression(up) && up.operatorToken.kind === SK.EqualsToken) {
       const target = unwrap(up.left);
       const name = ts.isIdentifier(target) ? target.text : memberName(target);
       return name !== undefined && (SPAWNISH_NAME.test(name) || this.passedToSpawnish(name));

@@ -29,5 +29,11 @@ export function backgroundingIn(command: string): string | undefined {
   return undefined;
 }
 
-/** Cheap test of raw source text: can any string in it background a process? */
-export const SHELL_PREFILTER = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process|[^&>|<]&(?:\s*["'`;)]|\s+\w)/i;
+/**
+ * Cheap test of raw source text: can any string in it background a process? A lone `&` counts
+ * when a quote opens earlier on its line (it is likely inside a string), or when it ends a line
+ * or a string (`server &` in a multi-line template). A bitwise `a & b`, a TypeScript `A & B` or
+ * "this & that" in prose is none of these, and such files were most of those parsed for nothing.
+ */
+export const SHELL_PREFILTER =
+  /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process|["'`][^"'`\n]*?[^&>|<\s]\s*&(?![&>])(?:\s*["'`;)]|\s+\w)|[^&>|<\s][ \t]*&[ \t]*(?:\r?\n|["'`;)])/i;
