@@ -1,7 +1,7 @@
 // One file in, its findings out: language by extension, a text prefilter, the language's
 // analyser, then exemption markers.
 import { findMarkers, MARKER_TEXT } from './markers.js';
-import { SHELL_PREFILTER } from './shell.js';
+import { shellMayMatter } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 
 const PYTHON_PREFILTER =
@@ -26,7 +26,7 @@ const HARMLESS_PYTHON = /(?:\bstart_new_session\s*=\s*(?:False|None|0)|\bprocess
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
-  if (SHELL_PREFILTER.test(text)) return true;
+  if (shellMayMatter(text)) return true;
   const prefilter = language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER;
   if (!prefilter.test(text)) return false;
   return prefilter.test(text.replace(language === 'python' ? HARMLESS_PYTHON : HARMLESS_JS, ''));

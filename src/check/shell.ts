@@ -29,11 +29,29 @@ export function backgroundingIn(command: string): string | undefined {
   return undefined;
 }
 
+const SHELL_WORDS = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process/i;
+/** A lone `&` (not `&&`, `&>`, `>&`) after something that is not a blank. */
+const LONE_AMPERSAND = /(?<=[^&>|<\s][ \t]*)&(?![&>])/g;
+
 /**
  * Cheap test of raw source text: can any string in it background a process? A lone `&` counts
  * when a quote opens earlier on its line (it is likely inside a string), or when it ends a line
  * or a string (`server &` in a multi-line template). A bitwise `a & b`, a TypeScript `A & B` or
  * "this & that" in prose is none of these, and such files were most of those parsed for nothing.
  */
-export const SHELL_PREFILTER =
-  /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process|["'`][^"'`\n]*?[^&>|<\s]\s*&(?![&>])(?:\s*["'`;)]|\s+\w)|[^&>|<\s][ \t]*&[ \t]*(?:\r?\n|["'`;)])/i;
+export function shellMayMatter(text: string): boolean {
+  if (SHELL_WORDS.test(text)) return true;
+  if (!text.includes('&')) return false;
+  LONE_AMPERSAND.lastIndex = 0;
+  for (let match = LONE_AMPERSAND.exec(text); match; match = LONE_AMPERSAND.exec(text)) {
+    const at = match.index;
+    const lineStart = text.lastIndexOf('\n', at) + 1;
+    let lineEnd = text.indexOf('\n', at);
+    if (lineEnd < 0) lineEnd = text.length;
+    const after = text.slice(at + 1, lineEnd);
+    // Ends the line or a string, or goes on with a word inside a string opened before it.
+    if (/^[ \t]*(?:\r?$|["'`;)])/.test(after)) return true;
+    if (/^\s+\w/.test(after) && /["'`]/.test(text.slice(lineStart, at))) return true;
+  }
+  return false;
+}
