@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(REPO, 'bin/leash.js');
+/** LEASH_CHECK_CLI measures another build (an older checkout, say) on the same trees. */
+const CLI = process.env.LEASH_CHECK_CLI ?? join(REPO, 'bin/leash.js');
 const RUNS = 3;
 /** The reference checker: a behaviour seed, read at run time and never copied into this repository. */
 const REFERENCE_SEED = process.env.LEASH_REFERENCE_CHECKER ?? '/work/shared/seeds/002_63915fa2c0050667.txt';
