@@ -51,7 +51,12 @@ type Binding =
   /** A module object: some of its properties are spawn functions. */
   | { kind: 'namespace'; shape: ModuleShape }
   /** A spawn function that also carries spawn functions as properties (cross-spawn, execa's default). */
-  | { kind: 'callable'; shape: ModuleShape };
+  | { kind: 'callable'; shape: ModuleShape }
+  /**
+   * A name imported or required from the project's own module, read only when a finding could
+   * hang on it: `member` is the export's name, `default`, or `*` for the module object.
+   */
+  | { kind: 'project'; specifier: string; member: string; require: boolean };
 
 
 export function scriptKindFor(path: string): ts.ScriptKind {
@@ -233,6 +238,16 @@ type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpre
 
 const isRelative = (specifier: string) => specifier.startsWith('./') || specifier.startsWith('../');
 
+/** The specifier of `require('./x')` (or `await import('./x')`) when it is relative. */
+function relativeRequire(expression: ts.Expression): string | undefined {
+  const node = unwrap(expression);
+  if (!ts.isCallExpression(node) || node.arguments.length !== 1) return undefined;
+  const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
+  if (!isRequire) return undefined;
+  const specifier = unwrap(node.arguments[0] as ts.Expression);
+  return ts.isStringLiteral(specifier) && isRelative(specifier.text) ? specifier.text : undefined;
+}
+
 function hasExportModifier(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
   return node.modifiers?.some((m) => m.kind === SK.ExportKeyword) === true;
 }
@@ -312,6 +327,10 @@ class JsFileAnalysis {
   /** `export ...`, `module.exports = ...`, `exports.x = ...`: read only when another file imports this one. */
   private readonly exportNodes: ts.Node[] = [];
   private readonly findings: RawFinding[] = [];
+  /** Whether some name is bound to a project module's export (not read until needed). */
+  private hasProjectBindings = false;
+  /** Set while a check that could report may read project modules. */
+  private allowProject = false;
   /** Evidence nodes already tied to a spawn call, so they are not reported twice. */
   private readonly connected = new Set<ts.Node>();
 
@@ -481,17 +500,44 @@ class JsFileAnalysis {
     }
   }
 
-  /** `import run, { spawn as s } from './proc.js'`: names bound to the spawn functions a project module exports. */
+  /** `import run, { spawn as s } from './proc.js'`: names bound, for now unread, to a project module's exports. */
   private collectProjectImport(specifier: string, clause: ts.ImportClause): void {
-    const shape = projectModule(this.sf.fileName, specifier, this.context);
-    if (!shape) return;
-    if (clause.name && shape.functions.has('default')) this.bindings.set(clause.name.text, { kind: 'function' });
+    const bind = (local: string, member: string) => this.bindProject(local, { kind: 'project', specifier, member, require: false });
+    if (clause.name) bind(clause.name.text, 'default');
     const named = clause.namedBindings;
-    if (named && ts.isNamespaceImport(named)) this.bindings.set(named.name.text, { kind: 'namespace', shape });
+    if (named && ts.isNamespaceImport(named)) bind(named.name.text, '*');
     if (named && ts.isNamedImports(named)) {
-      for (const element of named.elements) {
-        if (shape.functions.has((element.propertyName ?? element.name).text)) this.bindings.set(element.name.text, { kind: 'function' });
-      }
+      for (const element of named.elements) if (!element.isTypeOnly) bind(element.name.text, (element.propertyName ?? element.name).text);
+    }
+  }
+
+  private bindProject(local: string, binding: Binding): void {
+    this.bindings.set(local, binding);
+    this.hasProjectBindings = true;
+  }
+
+  /**
+   * What a binding stands for, reading a project module only when `allowProject` is set: most
+   * imported names are never part of a finding, and reading their modules was most of the cost
+   * of following imports.
+   */
+  private resolved(binding: Binding | undefined): Binding | undefined {
+    if (binding?.kind !== 'project') return binding;
+    if (!this.allowProject) return undefined;
+    const shape = projectModule(this.sf.fileName, binding.specifier, this.context);
+    if (!shape) return undefined;
+    if (binding.member === '*') return binding.require && shape.callableDefault ? { kind: 'callable', shape } : { kind: 'namespace', shape };
+    return shape.functions.has(binding.member) ? { kind: 'function' } : undefined;
+  }
+
+  /** Runs `check` with project modules readable. */
+  private withProject<T>(check: () => T): T {
+    if (this.allowProject || !this.hasProjectBindings) return check();
+    this.allowProject = true;
+    try {
+      return check();
+    } finally {
+      this.allowProject = false;
     }
   }
 
@@ -516,19 +562,30 @@ class JsFileAnalysis {
     }
     if (!node.initializer) return;
     const init = unwrap(node.initializer);
+    const required = relativeRequire(init);
+    if (required) {
+      // const lib = require('./proc')  /  const { launch } = require('./proc')
+      if (ts.isIdentifier(node.name)) this.bindProject(node.name.text, { kind: 'project', specifier: required, member: '*', require: true });
+      else if (ts.isObjectBindingPattern(node.name)) {
+        for (const element of node.name.elements) {
+          const imported = propertyName(element.propertyName ?? element.name);
+          if (imported && ts.isIdentifier(element.name)) this.bindProject(element.name.text, { kind: 'project', specifier: required, member: imported, require: true });
+        }
+      }
+    }
     if (ts.isIdentifier(node.name)) {
       const name = node.name.text;
       const list = this.variables.get(name) ?? [];
       list.push(node);
       this.variables.set(name, list);
       if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) this.functions.set(name, init);
-      const module = this.moduleObjectOf(init);
+      const module = required ? undefined : this.moduleObjectOf(init);
       if (module) this.bindings.set(name, module);
       else if (this.isSpawnFunction(init) || this.isPromisifiedSpawn(init)) this.bindings.set(name, { kind: 'function' });
       this.handleAssignments.push([name, init]);
     } else if (ts.isObjectBindingPattern(node.name)) {
       // const { spawn, exec: run } = require('child_process')  /  = cp  /  = await import('execa')
-      const module = this.moduleObjectOf(init);
+      const module = required ? undefined : this.moduleObjectOf(init);
       if (!module) return;
       for (const element of node.name.elements) {
         const imported = propertyName(element.propertyName ?? element.name);
@@ -586,11 +643,11 @@ class JsFileAnalysis {
   // --- what names and expressions stand for ------------------------------------------------------
 
   /** `require('m')`, `import('m')`, or a name bound to a spawn module's object. */
-  private moduleObjectOf(expression: ts.Expression): Exclude<Binding, { kind: 'function' }> | undefined {
+  private moduleObjectOf(expression: ts.Expression): Extract<Binding, { kind: 'namespace' | 'callable' }> | undefined {
     const node = unwrap(expression);
     if (ts.isIdentifier(node)) {
-      const binding = this.bindings.get(node.text);
-      return binding && binding.kind !== 'function' ? binding : undefined;
+      const binding = this.resolved(this.bindings.get(node.text));
+      return binding && binding.kind !== 'function' && binding.kind !== 'project' ? binding : undefined;
     }
     if (ts.isCallExpression(node) && node.arguments.length === 1) {
       const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
@@ -598,10 +655,8 @@ class JsFileAnalysis {
       const specifier = node.arguments[0] && unwrap(node.arguments[0]);
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
         if (isRelative(specifier.text)) {
-          const project = projectModule(this.sf.fileName, specifier.text, this.context);
-          if (!project) return undefined;
-          // require() of a module whose exports object is itself a spawn function.
-          return project.callableDefault && isRequire ? { kind: 'callable', shape: project } : { kind: 'namespace', shape: project };
+          const project = this.resolved({ kind: 'project', specifier: specifier.text, member: '*', require: isRequire });
+          return project && project.kind !== 'function' && project.kind !== 'project' ? project : undefined;
         }
         const shape = SPAWN_MODULES.get(specifier.text);
         if (!shape) return undefined;
@@ -617,7 +672,7 @@ class JsFileAnalysis {
   private isSpawnFunction(expression: ts.Expression): boolean {
     const node = unwrap(expression);
     if (ts.isIdentifier(node)) {
-      const binding = this.bindings.get(node.text);
+      const binding = this.resolved(this.bindings.get(node.text));
       return binding?.kind === 'function' || binding?.kind === 'callable';
     }
     // A spawn function on some path is a spawn function: `deps.spawn ?? spawn`, `mock ? fake : spawn`.
@@ -687,6 +742,7 @@ class JsFileAnalysis {
   /** The spawn functions this module exports, for a file that imports it. */
   exportedSpawns(): ModuleShape | undefined {
     this.prepare();
+    this.allowProject = true; // what this module exports is what was asked for
     const functions = new Set<string>();
     let callableDefault = false;
     const local = (name: string) => this.bindings.get(name)?.kind === 'function' || this.bindings.get(name)?.kind === 'callable';
@@ -853,12 +909,15 @@ class JsFileAnalysis {
   private checkCall(call: ts.CallExpression): void {
     const callee = unwrap(call.expression);
     if (memberName(callee) === 'unref' && call.arguments.length === 0 && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) {
-      if (this.isChildHandle(callee.expression)) {
+      if (this.withProject(() => this.isChildHandle(callee.expression))) {
         this.report(ts.isPropertyAccessExpression(callee) ? callee.name : callee, 'js-unref-child', 'error', '`.unref()` on a child process lets the owner exit while the child keeps running', call);
       }
       return;
     }
-    if (!this.isSpawnFunction(callee)) return;
+    if (!this.isSpawnFunction(callee)) {
+      // A callee imported from the project is looked up only for a call that could be a finding.
+      if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) return;
+    }
     for (const argument of call.arguments) {
       const evidence = this.detachingNode(argument, new Set());
       if (evidence) {
@@ -874,7 +933,12 @@ class JsFileAnalysis {
   }
 
   private checkTaggedTemplate(tagged: ts.TaggedTemplateExpression): void {
-    if (this.isSpawnFunction(tagged.tag)) this.checkShellText(tagged.template);
+    if (this.withProject(() => this.isSpawnFunction(tagged.tag))) this.checkShellText(tagged.template);
+  }
+
+  /** Whether a call, were its callee a spawn function, would be reported: detaching options or backgrounding text. */
+  private couldReport(call: ts.CallExpression): boolean {
+    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined);
   }
 
   private checkShellText(expression: ts.Expression): void {
@@ -883,16 +947,29 @@ class JsFileAnalysis {
       for (const element of node.elements) this.checkShellText(element);
       return;
     }
+    const construct = this.shellConstruct(node);
+    if (construct) {
+      this.report(node, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, node);
+    }
+  }
+
+  /** The backgrounding construct in a literal command (a string, a template, or an array of them), if any. */
+  private shellConstruct(expression: ts.Expression): string | undefined {
+    const node = unwrap(expression);
+    if (ts.isArrayLiteralExpression(node)) {
+      for (const element of node.elements) {
+        const construct = this.shellConstruct(element);
+        if (construct) return construct;
+      }
+      return undefined;
+    }
     let text: string | undefined;
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) text = node.text;
     else if (ts.isTemplateExpression(node)) {
       // Substitutions become a neutral word, so `${cmd} &` still reads as backgrounding.
       text = node.head.text + node.templateSpans.map((span) => ` x ${span.literal.text}`).join('');
     }
-    const construct = text === undefined ? undefined : backgroundingIn(text);
-    if (construct) {
-      this.report(node, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, node);
-    }
+    return text === undefined ? undefined : backgroundingIn(text);
   }
 
   private checkTypedDeclaration(declaration: ts.VariableDeclaration): void {
