@@ -718,7 +718,10 @@ class JsFileAnalysis {
   /** Whether `expression` holds a child handle: a spawn call, a variable or member bound to one, or a library's `.nodeChildProcess`. */
   private isChildHandle(expression: ts.Expression): boolean {
     const node = unwrap(expression);
-    if (this.isSpawnCall(node) || this.childHandles.has(node.getText(this.sf))) return true;
+    const text = node.getText(this.sf);
+    if (this.isSpawnCall(node) || this.childHandles.has(text)) return true;
+    // A handle from a spawn function of the project's own modules, read only now that it is unref'd.
+    if (this.hasProjectBindings && this.handleAssignments.some(([target, value]) => target === text && this.isSpawnCall(value))) return true;
     const name = memberName(node);
     return name !== undefined && CHILD_MEMBERS.has(name) && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && this.isChildHandle(node.expression);
   }
