@@ -1,7 +1,7 @@
 // One file in, its findings out: language by extension, a text prefilter, the language's
 // analyser, then exemption markers.
 import { findMarkers, MARKER_TEXT } from './markers.js';
-import { SHELL_PREFILTER } from './shell.js';
+import { shellMayMatter } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 
 const PYTHON_PREFILTER =
@@ -14,10 +14,22 @@ export function languageOf(path: string): Language | undefined {
   return undefined;
 }
 
+/**
+ * Option values that keep the child in its owner's group, written as literals: on their own they
+ * can never be flagged, so a file whose only trigger is one of them is not worth parsing (a file
+ * passing `detached: false` or `start_new_session=False` everywhere is common, and was most of
+ * the parsing done for nothing).
+ */
+const HARMLESS_JS = /\bdetached\s*:\s*(?:false|null|undefined|0|void 0)\s*(?=[,}\r\n])/g;
+const HARMLESS_PYTHON = /(?:\bstart_new_session\s*=\s*(?:False|None|0)|\bprocess_group\s*=\s*None)\s*(?=[,)\r\n])/g;
+
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
-  return (language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER).test(text) || SHELL_PREFILTER.test(text);
+  if (shellMayMatter(text)) return true;
+  const prefilter = language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER;
+  if (!prefilter.test(text)) return false;
+  return prefilter.test(text.replace(language === 'python' ? HARMLESS_PYTHON : HARMLESS_JS, ''));
 }
 
 // The analysers load on first use: typescript (about 9 MB of JavaScript) and the Python grammar

@@ -82,6 +82,8 @@ export class PathFilter {
 }
 
 function display(absolute: string, cwd: string): string {
+  // The common case, a path under the working directory, by slicing: relative() per file showed up.
+  if (absolute.startsWith(cwd) && absolute.charAt(cwd.length) === sep) return sep === '/' ? absolute.slice(cwd.length + 1) : absolute.slice(cwd.length + 1).split(sep).join('/');
   const rel = relative(cwd, absolute);
   return (rel === '' || rel.startsWith('..') ? absolute : rel).split(sep).join('/');
 }
@@ -140,6 +142,7 @@ export function listTargets(paths: string[], cwd: string, filter: PathFilter): L
  */
 function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: string, origin: { below: string }) => void, notes: string[]): void {
   const stack = [root];
+  const rootLength = root.endsWith(sep) ? root.length : root.length + 1;
   for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
     let entries;
     try {
@@ -152,7 +155,7 @@ function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: str
     const files: string[] = [];
     for (const entry of entries) {
       const path = join(dir, entry.name);
-      const below = relative(root, path).split(sep).join('/');
+      const below = path.slice(rootLength).split(sep).join('/');
       if (entry.isDirectory()) {
         if (!filter.isSkipped(display(path, cwd), below)) stack.push(path);
       } else if (entry.isFile()) files.push(path);
@@ -163,7 +166,7 @@ function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: str
         else if (languageOf(entry.name) || isDirectory(path)) notes.push(`${shown}: ${NOT_FOLLOWED}`);
       }
     }
-    for (const path of files.reverse()) add(path, { below: relative(root, path).split(sep).join('/') });
+    for (const path of files.reverse()) add(path, { below: path.slice(rootLength).split(sep).join('/') });
   }
 }
 

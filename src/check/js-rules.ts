@@ -51,7 +51,12 @@ type Binding =
   /** A module object: some of its properties are spawn functions. */
   | { kind: 'namespace'; shape: ModuleShape }
   /** A spawn function that also carries spawn functions as properties (cross-spawn, execa's default). */
-  | { kind: 'callable'; shape: ModuleShape };
+  | { kind: 'callable'; shape: ModuleShape }
+  /**
+   * A name imported or required from the project's own module, read only when a finding could
+   * hang on it: `member` is the export's name, `default`, or `*` for the module object.
+   */
+  | { kind: 'project'; specifier: string; member: string; require: boolean };
 
 
 export function scriptKindFor(path: string): ts.ScriptKind {
@@ -150,21 +155,50 @@ function projectModule(from: string, specifier: string, context: ImportContext):
   return shape;
 }
 
+/**
+ * The syntax kinds the analyser compares, copied out of `ts.SyntaxKind`: that enum object has
+ * hundreds of keys (dictionary mode), and reading it for every node of every file showed up as
+ * the analyser's hottest line.
+ */
+const SK = {
+  AmpersandAmpersandToken: ts.SyntaxKind.AmpersandAmpersandToken,
+  BarBarToken: ts.SyntaxKind.BarBarToken,
+  BinaryExpression: ts.SyntaxKind.BinaryExpression,
+  CallExpression: ts.SyntaxKind.CallExpression,
+  CommaToken: ts.SyntaxKind.CommaToken,
+  DefaultKeyword: ts.SyntaxKind.DefaultKeyword,
+  EqualsToken: ts.SyntaxKind.EqualsToken,
+  ExportAssignment: ts.SyntaxKind.ExportAssignment,
+  ExportDeclaration: ts.SyntaxKind.ExportDeclaration,
+  ExportKeyword: ts.SyntaxKind.ExportKeyword,
+  FalseKeyword: ts.SyntaxKind.FalseKeyword,
+  FunctionDeclaration: ts.SyntaxKind.FunctionDeclaration,
+  ImportDeclaration: ts.SyntaxKind.ImportDeclaration,
+  ImportEqualsDeclaration: ts.SyntaxKind.ImportEqualsDeclaration,
+  ImportKeyword: ts.SyntaxKind.ImportKeyword,
+  NullKeyword: ts.SyntaxKind.NullKeyword,
+  PropertyAssignment: ts.SyntaxKind.PropertyAssignment,
+  PropertyDeclaration: ts.SyntaxKind.PropertyDeclaration,
+  QuestionQuestionToken: ts.SyntaxKind.QuestionQuestionToken,
+  ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
+  TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
+  VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
+  VariableStatement: ts.SyntaxKind.VariableStatement,
+} as const;
+
+/** Wrappers that do not change what an expression evaluates to (for this check). */
+const TRANSPARENT = new Set<ts.SyntaxKind>([
+  ts.SyntaxKind.ParenthesizedExpression,
+  ts.SyntaxKind.AsExpression,
+  ts.SyntaxKind.SatisfiesExpression,
+  ts.SyntaxKind.NonNullExpression,
+  ts.SyntaxKind.TypeAssertionExpression,
+  ts.SyntaxKind.AwaitExpression,
+]);
+
 function unwrap(node: ts.Expression): ts.Expression {
-  for (;;) {
-    if (
-      ts.isParenthesizedExpression(node) ||
-      ts.isAsExpression(node) ||
-      ts.isSatisfiesExpression(node) ||
-      ts.isNonNullExpression(node) ||
-      ts.isTypeAssertionExpression(node) ||
-      ts.isAwaitExpression(node)
-    ) {
-      node = node.expression;
-    } else {
-      return node;
-    }
-  }
+  while (TRANSPARENT.has(node.kind)) node = (node as ts.ParenthesizedExpression).expression;
+  return node;
 }
 
 function propertyName(name: ts.PropertyName | ts.BindingName | ts.MemberName | undefined): string | undefined {
@@ -192,8 +226,8 @@ function memberName(node: ts.Expression): string | undefined {
 function isFalsy(node: ts.Expression): boolean {
   const value = unwrap(node);
   return (
-    value.kind === ts.SyntaxKind.FalseKeyword ||
-    value.kind === ts.SyntaxKind.NullKeyword ||
+    value.kind === SK.FalseKeyword ||
+    value.kind === SK.NullKeyword ||
     (ts.isIdentifier(value) && value.text === 'undefined') ||
     (ts.isNumericLiteral(value) && Number(value.text) === 0) ||
     ts.isVoidExpression(value)
@@ -204,8 +238,18 @@ type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpre
 
 const isRelative = (specifier: string) => specifier.startsWith('./') || specifier.startsWith('../');
 
+/** The specifier of `require('./x')` (or `await import('./x')`) when it is relative. */
+function relativeRequire(expression: ts.Expression): string | undefined {
+  const node = unwrap(expression);
+  if (!ts.isCallExpression(node) || node.arguments.length !== 1) return undefined;
+  const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
+  if (!isRequire) return undefined;
+  const specifier = unwrap(node.arguments[0] as ts.Expression);
+  return ts.isStringLiteral(specifier) && isRelative(specifier.text) ? specifier.text : undefined;
+}
+
 function hasExportModifier(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
-  return node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) === true;
+  return node.modifiers?.some((m) => m.kind === SK.ExportKeyword) === true;
 }
 
 /** The function a node is written in (parent links are set by the collecting walk). */
@@ -262,7 +306,7 @@ const SPAWN_OPTION_KEYS = new Set(['stdio', 'cwd', 'env', 'shell', 'windowsHide'
 const SPAWNISH_NAME = /^(?!on[A-Z_])\w*(?:spawn|exec|fork|launch|daemon|start|run|child|process|pty|opt(?:ion)?s?)\w*$/i;
 
 function isLogical(kind: ts.SyntaxKind): boolean {
-  return kind === ts.SyntaxKind.BarBarToken || kind === ts.SyntaxKind.QuestionQuestionToken || kind === ts.SyntaxKind.AmpersandAmpersandToken;
+  return kind === SK.BarBarToken || kind === SK.QuestionQuestionToken || kind === SK.AmpersandAmpersandToken;
 }
 
 class JsFileAnalysis {
@@ -283,6 +327,10 @@ class JsFileAnalysis {
   /** `export ...`, `module.exports = ...`, `exports.x = ...`: read only when another file imports this one. */
   private readonly exportNodes: ts.Node[] = [];
   private readonly findings: RawFinding[] = [];
+  /** Whether some name is bound to a project module's export (not read until needed). */
+  private hasProjectBindings = false;
+  /** Set while a check that could report may read project modules. */
+  private allowProject = false;
   /** Evidence nodes already tied to a spawn call, so they are not reported twice. */
   private readonly connected = new Set<ts.Node>();
 
@@ -386,46 +434,46 @@ class JsFileAnalysis {
   // shapes (a slow, megamorphic access) for every node of the file.
   private collectNode(node: ts.Node): void {
     switch (node.kind) {
-      case ts.SyntaxKind.ImportDeclaration:
+      case SK.ImportDeclaration:
         this.collectImport(node as ts.ImportDeclaration);
         break;
-      case ts.SyntaxKind.ImportEqualsDeclaration:
+      case SK.ImportEqualsDeclaration:
         this.collectImportEquals(node as ts.ImportEqualsDeclaration);
         break;
-      case ts.SyntaxKind.VariableDeclaration:
+      case SK.VariableDeclaration:
         this.collectVariable(node as ts.VariableDeclaration);
         break;
-      case ts.SyntaxKind.FunctionDeclaration: {
+      case SK.FunctionDeclaration: {
         const declaration = node as ts.FunctionDeclaration;
         if (declaration.name) this.functions.set(declaration.name.text, declaration);
         if (hasExportModifier(declaration)) this.exportNodes.push(declaration);
         break;
       }
-      case ts.SyntaxKind.VariableStatement:
+      case SK.VariableStatement:
         if (hasExportModifier(node as ts.VariableStatement)) this.exportNodes.push(node);
         break;
-      case ts.SyntaxKind.ExportDeclaration:
-      case ts.SyntaxKind.ExportAssignment:
+      case SK.ExportDeclaration:
+      case SK.ExportAssignment:
         this.exportNodes.push(node);
         break;
-      case ts.SyntaxKind.PropertyDeclaration: {
+      case SK.PropertyDeclaration: {
         // class C { run = deps.spawn ?? spawn; proc = spawn(...) }: read as `this.run`, `this.proc`.
         const property = node as ts.PropertyDeclaration;
         const name = propertyName(property.name);
         if (name !== undefined && property.initializer) this.handleAssignments.push([`this.${name}`, unwrap(property.initializer)]);
         break;
       }
-      case ts.SyntaxKind.CallExpression:
+      case SK.CallExpression:
         this.collectCall(node as ts.CallExpression);
         break;
-      case ts.SyntaxKind.TaggedTemplateExpression:
+      case SK.TaggedTemplateExpression:
         this.taggedTemplates.push(node as ts.TaggedTemplateExpression);
         break;
-      case ts.SyntaxKind.BinaryExpression:
-        if ((node as ts.BinaryExpression).operatorToken.kind === ts.SyntaxKind.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
+      case SK.BinaryExpression:
+        if ((node as ts.BinaryExpression).operatorToken.kind === SK.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
         break;
-      case ts.SyntaxKind.PropertyAssignment:
-      case ts.SyntaxKind.ShorthandPropertyAssignment:
+      case SK.PropertyAssignment:
+      case SK.ShorthandPropertyAssignment:
         if (propertyName((node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment).name) === 'detached') {
           this.detachedProperties.push(node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment);
         }
@@ -452,17 +500,44 @@ class JsFileAnalysis {
     }
   }
 
-  /** `import run, { spawn as s } from './proc.js'`: names bound to the spawn functions a project module exports. */
+  /** `import run, { spawn as s } from './proc.js'`: names bound, for now unread, to a project module's exports. */
   private collectProjectImport(specifier: string, clause: ts.ImportClause): void {
-    const shape = projectModule(this.sf.fileName, specifier, this.context);
-    if (!shape) return;
-    if (clause.name && shape.functions.has('default')) this.bindings.set(clause.name.text, { kind: 'function' });
+    const bind = (local: string, member: string) => this.bindProject(local, { kind: 'project', specifier, member, require: false });
+    if (clause.name) bind(clause.name.text, 'default');
     const named = clause.namedBindings;
-    if (named && ts.isNamespaceImport(named)) this.bindings.set(named.name.text, { kind: 'namespace', shape });
+    if (named && ts.isNamespaceImport(named)) bind(named.name.text, '*');
     if (named && ts.isNamedImports(named)) {
-      for (const element of named.elements) {
-        if (shape.functions.has((element.propertyName ?? element.name).text)) this.bindings.set(element.name.text, { kind: 'function' });
-      }
+      for (const element of named.elements) if (!element.isTypeOnly) bind(element.name.text, (element.propertyName ?? element.name).text);
+    }
+  }
+
+  private bindProject(local: string, binding: Binding): void {
+    this.bindings.set(local, binding);
+    this.hasProjectBindings = true;
+  }
+
+  /**
+   * What a binding stands for, reading a project module only when `allowProject` is set: most
+   * imported names are never part of a finding, and reading their modules was most of the cost
+   * of following imports.
+   */
+  private resolved(binding: Binding | undefined): Binding | undefined {
+    if (binding?.kind !== 'project') return binding;
+    if (!this.allowProject) return undefined;
+    const shape = projectModule(this.sf.fileName, binding.specifier, this.context);
+    if (!shape) return undefined;
+    if (binding.member === '*') return binding.require && shape.callableDefault ? { kind: 'callable', shape } : { kind: 'namespace', shape };
+    return shape.functions.has(binding.member) ? { kind: 'function' } : undefined;
+  }
+
+  /** Runs `check` with project modules readable. */
+  private withProject<T>(check: () => T): T {
+    if (this.allowProject || !this.hasProjectBindings) return check();
+    this.allowProject = true;
+    try {
+      return check();
+    } finally {
+      this.allowProject = false;
     }
   }
 
@@ -487,19 +562,30 @@ class JsFileAnalysis {
     }
     if (!node.initializer) return;
     const init = unwrap(node.initializer);
+    const required = relativeRequire(init);
+    if (required) {
+      // const lib = require('./proc')  /  const { launch } = require('./proc')
+      if (ts.isIdentifier(node.name)) this.bindProject(node.name.text, { kind: 'project', specifier: required, member: '*', require: true });
+      else if (ts.isObjectBindingPattern(node.name)) {
+        for (const element of node.name.elements) {
+          const imported = propertyName(element.propertyName ?? element.name);
+          if (imported && ts.isIdentifier(element.name)) this.bindProject(element.name.text, { kind: 'project', specifier: required, member: imported, require: true });
+        }
+      }
+    }
     if (ts.isIdentifier(node.name)) {
       const name = node.name.text;
       const list = this.variables.get(name) ?? [];
       list.push(node);
       this.variables.set(name, list);
       if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) this.functions.set(name, init);
-      const module = this.moduleObjectOf(init);
+      const module = required ? undefined : this.moduleObjectOf(init);
       if (module) this.bindings.set(name, module);
       else if (this.isSpawnFunction(init) || this.isPromisifiedSpawn(init)) this.bindings.set(name, { kind: 'function' });
       this.handleAssignments.push([name, init]);
     } else if (ts.isObjectBindingPattern(node.name)) {
       // const { spawn, exec: run } = require('child_process')  /  = cp  /  = await import('execa')
-      const module = this.moduleObjectOf(init);
+      const module = required ? undefined : this.moduleObjectOf(init);
       if (!module) return;
       for (const element of node.name.elements) {
         const imported = propertyName(element.propertyName ?? element.name);
@@ -557,22 +643,20 @@ class JsFileAnalysis {
   // --- what names and expressions stand for ------------------------------------------------------
 
   /** `require('m')`, `import('m')`, or a name bound to a spawn module's object. */
-  private moduleObjectOf(expression: ts.Expression): Exclude<Binding, { kind: 'function' }> | undefined {
+  private moduleObjectOf(expression: ts.Expression): Extract<Binding, { kind: 'namespace' | 'callable' }> | undefined {
     const node = unwrap(expression);
     if (ts.isIdentifier(node)) {
-      const binding = this.bindings.get(node.text);
-      return binding && binding.kind !== 'function' ? binding : undefined;
+      const binding = this.resolved(this.bindings.get(node.text));
+      return binding && binding.kind !== 'function' && binding.kind !== 'project' ? binding : undefined;
     }
     if (ts.isCallExpression(node) && node.arguments.length === 1) {
       const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
-      const isImport = node.expression.kind === ts.SyntaxKind.ImportKeyword;
+      const isImport = node.expression.kind === SK.ImportKeyword;
       const specifier = node.arguments[0] && unwrap(node.arguments[0]);
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
         if (isRelative(specifier.text)) {
-          const project = projectModule(this.sf.fileName, specifier.text, this.context);
-          if (!project) return undefined;
-          // require() of a module whose exports object is itself a spawn function.
-          return project.callableDefault && isRequire ? { kind: 'callable', shape: project } : { kind: 'namespace', shape: project };
+          const project = this.resolved({ kind: 'project', specifier: specifier.text, member: '*', require: isRequire });
+          return project && project.kind !== 'function' && project.kind !== 'project' ? project : undefined;
         }
         const shape = SPAWN_MODULES.get(specifier.text);
         if (!shape) return undefined;
@@ -588,13 +672,13 @@ class JsFileAnalysis {
   private isSpawnFunction(expression: ts.Expression): boolean {
     const node = unwrap(expression);
     if (ts.isIdentifier(node)) {
-      const binding = this.bindings.get(node.text);
+      const binding = this.resolved(this.bindings.get(node.text));
       return binding?.kind === 'function' || binding?.kind === 'callable';
     }
     // A spawn function on some path is a spawn function: `deps.spawn ?? spawn`, `mock ? fake : spawn`.
     if (ts.isConditionalExpression(node)) return this.isSpawnFunction(node.whenTrue) || this.isSpawnFunction(node.whenFalse);
     if (ts.isBinaryExpression(node) && isLogical(node.operatorToken.kind)) {
-      return this.isSpawnFunction(node.right) || (node.operatorToken.kind !== ts.SyntaxKind.AmpersandAmpersandToken && this.isSpawnFunction(node.left));
+      return this.isSpawnFunction(node.right) || (node.operatorToken.kind !== SK.AmpersandAmpersandToken && this.isSpawnFunction(node.left));
     }
     if (this.spawnMembers.size > 0 && ts.isPropertyAccessExpression(node) && this.spawnMembers.has(node.getText(this.sf))) return true;
     const name = memberName(node);
@@ -634,7 +718,10 @@ class JsFileAnalysis {
   /** Whether `expression` holds a child handle: a spawn call, a variable or member bound to one, or a library's `.nodeChildProcess`. */
   private isChildHandle(expression: ts.Expression): boolean {
     const node = unwrap(expression);
-    if (this.isSpawnCall(node) || this.childHandles.has(node.getText(this.sf))) return true;
+    const text = node.getText(this.sf);
+    if (this.isSpawnCall(node) || this.childHandles.has(text)) return true;
+    // A handle from a spawn function of the project's own modules, read only now that it is unref'd.
+    if (this.hasProjectBindings && this.handleAssignments.some(([target, value]) => target === text && this.isSpawnCall(value))) return true;
     const name = memberName(node);
     return name !== undefined && CHILD_MEMBERS.has(name) && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && this.isChildHandle(node.expression);
   }
@@ -658,6 +745,7 @@ class JsFileAnalysis {
   /** The spawn functions this module exports, for a file that imports it. */
   exportedSpawns(): ModuleShape | undefined {
     this.prepare();
+    this.allowProject = true; // what this module exports is what was asked for
     const functions = new Set<string>();
     let callableDefault = false;
     const local = (name: string) => this.bindings.get(name)?.kind === 'function' || this.bindings.get(name)?.kind === 'callable';
@@ -679,7 +767,7 @@ class JsFileAnalysis {
       } else if (ts.isExportAssignment(node)) {
         if (this.isSpawnFunction(node.expression)) functions.add('default');
       } else if (ts.isFunctionDeclaration(node)) {
-        const isDefault = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword) === true;
+        const isDefault = node.modifiers?.some((m) => m.kind === SK.DefaultKeyword) === true;
         if (node.name && local(node.name.text)) functions.add(isDefault ? 'default' : node.name.text);
       } else if (ts.isVariableStatement(node)) {
         for (const declaration of node.declarationList.declarations) {
@@ -755,12 +843,12 @@ class JsFileAnalysis {
     if (ts.isBinaryExpression(node)) {
       const op = node.operatorToken.kind;
       if (
-        op === ts.SyntaxKind.BarBarToken ||
-        op === ts.SyntaxKind.QuestionQuestionToken ||
-        op === ts.SyntaxKind.AmpersandAmpersandToken ||
-        op === ts.SyntaxKind.CommaToken
+        op === SK.BarBarToken ||
+        op === SK.QuestionQuestionToken ||
+        op === SK.AmpersandAmpersandToken ||
+        op === SK.CommaToken
       ) {
-        return next(node.right) ?? (op === ts.SyntaxKind.CommaToken ? undefined : next(node.left));
+        return next(node.right) ?? (op === SK.CommaToken ? undefined : next(node.left));
       }
       return undefined;
     }
@@ -824,12 +912,15 @@ class JsFileAnalysis {
   private checkCall(call: ts.CallExpression): void {
     const callee = unwrap(call.expression);
     if (memberName(callee) === 'unref' && call.arguments.length === 0 && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) {
-      if (this.isChildHandle(callee.expression)) {
+      if (this.withProject(() => this.isChildHandle(callee.expression))) {
         this.report(ts.isPropertyAccessExpression(callee) ? callee.name : callee, 'js-unref-child', 'error', '`.unref()` on a child process lets the owner exit while the child keeps running', call);
       }
       return;
     }
-    if (!this.isSpawnFunction(callee)) return;
+    if (!this.isSpawnFunction(callee)) {
+      // A callee imported from the project is looked up only for a call that could be a finding.
+      if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) return;
+    }
     for (const argument of call.arguments) {
       const evidence = this.detachingNode(argument, new Set());
       if (evidence) {
@@ -845,7 +936,12 @@ class JsFileAnalysis {
   }
 
   private checkTaggedTemplate(tagged: ts.TaggedTemplateExpression): void {
-    if (this.isSpawnFunction(tagged.tag)) this.checkShellText(tagged.template);
+    if (this.withProject(() => this.isSpawnFunction(tagged.tag))) this.checkShellText(tagged.template);
+  }
+
+  /** Whether a call, were its callee a spawn function, would be reported: detaching options or backgrounding text. */
+  private couldReport(call: ts.CallExpression): boolean {
+    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined);
   }
 
   private checkShellText(expression: ts.Expression): void {
@@ -854,16 +950,29 @@ class JsFileAnalysis {
       for (const element of node.elements) this.checkShellText(element);
       return;
     }
+    const construct = this.shellConstruct(node);
+    if (construct) {
+      this.report(node, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, node);
+    }
+  }
+
+  /** The backgrounding construct in a literal command (a string, a template, or an array of them), if any. */
+  private shellConstruct(expression: ts.Expression): string | undefined {
+    const node = unwrap(expression);
+    if (ts.isArrayLiteralExpression(node)) {
+      for (const element of node.elements) {
+        const construct = this.shellConstruct(element);
+        if (construct) return construct;
+      }
+      return undefined;
+    }
     let text: string | undefined;
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) text = node.text;
     else if (ts.isTemplateExpression(node)) {
       // Substitutions become a neutral word, so `${cmd} &` still reads as backgrounding.
       text = node.head.text + node.templateSpans.map((span) => ` x ${span.literal.text}`).join('');
     }
-    const construct = text === undefined ? undefined : backgroundingIn(text);
-    if (construct) {
-      this.report(node, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, node);
-    }
+    return text === undefined ? undefined : backgroundingIn(text);
   }
 
   private checkTypedDeclaration(declaration: ts.VariableDeclaration): void {
@@ -918,7 +1027,7 @@ class JsFileAnalysis {
       const statement = up.parent?.parent;
       return SPAWNISH_NAME.test(up.name.text) || (statement !== undefined && ts.isVariableStatement(statement) && hasExportModifier(statement)) || this.passedToSpawnish(up.name.text);
     }
-    if (ts.isBinaryExpression(up) && up.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+    if (ts.isBinaryExpression(up) && up.operatorToken.kind === SK.EqualsToken) {
       const target = unwrap(up.left);
       const name = ts.isIdentifier(target) ? target.text : memberName(target);
       return name !== undefined && (SPAWNISH_NAME.test(name) || this.passedToSpawnish(name));

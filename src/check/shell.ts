@@ -29,5 +29,39 @@ export function backgroundingIn(command: string): string | undefined {
   return undefined;
 }
 
-/** Cheap test of raw source text: can any string in it background a process? */
-export const SHELL_PREFILTER = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process|[^&>|<]&(?:\s*["'`;)]|\s+\w)/i;
+const SHELL_WORDS = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process/i;
+/**
+ * Cheap test of raw source text: can any string in it background a process? A lone `&` counts
+ * when a quote opens earlier on its line (it is likely inside a string), or when it ends a line
+ * or a string (`server &` in a multi-line template). A bitwise `a & b`, a TypeScript `A & B` or
+ * "this & that" in prose is none of these, and such files were most of those parsed for nothing.
+ */
+export function shellMayMatter(text: string): boolean {
+  if (SHELL_WORDS.test(text)) return true;
+  // A scan by indexOf, not a regular expression: a pattern that starts with a lookbehind is tried
+  // at every position of the text, and `&&` is in nearly every file.
+  for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {
+    const next = text.charCodeAt(at + 1);
+    if (next === AMPERSAND || next === GREATER) {
+      at++; // `&&`, `&>`: the pair is skipped whole
+      continue;
+    }
+    let before = at - 1;
+    while (before >= 0 && (text.charCodeAt(before) === SPACE || text.charCodeAt(before) === TAB)) before--;
+    if (before < 0 || NOT_BEFORE.includes(text.charAt(before))) continue; // starts a command, or `>&`, `|&`
+    let lineEnd = text.indexOf('\n', at);
+    if (lineEnd < 0) lineEnd = text.length;
+    const after = text.slice(at + 1, lineEnd);
+    // Ends the line or a string, or goes on with a word inside a string opened before it.
+    if (/^[ \t]*(?:\r?$|["'`;)])/.test(after)) return true;
+    if (/^\s+\w/.test(after) && /["'`]/.test(text.slice(text.lastIndexOf('\n', at) + 1, at))) return true;
+  }
+  return false;
+}
+
+const AMPERSAND = 0x26;
+const GREATER = 0x3e;
+const SPACE = 0x20;
+const TAB = 0x09;
+/** Characters that cannot come right before a background `&`: another operator, or a line break. */
+const NOT_BEFORE = '&>|<\n\r';
