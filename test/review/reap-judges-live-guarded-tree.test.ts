@@ -1,0 +1,32 @@
+// Review finding: `leash reap` decides that an owner token's supervisor is alive by looking for a
+// process whose argv holds the word `supervise` next to `--owner-token`. The supervisors leash
+// itself starts (owner library, leash run's guard) run as `node --v8-pool-size=0 .../supervisor.cjs
+// --parent-pgid P --grace-ms G --owner-token T`: no such word. So an adopted orphan inside a
+// *live* `leash run` (or a daemonised grandchild of a live owner) is listed as "leash owner and
+// supervisor gone", and `--kill` ends it under its living owner.
+// Fails on e654987: the orphan is listed (and would be killed).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { readCommandLine } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { guardOf, markedScratch, startLeash } from '../helpers/leash-run.js';
+import { markedPids } from '../helpers/processes.js';
+import { runReap } from '../reap/harness.js';
+
+test('leash reap never lists an orphan adopted by a live leash run whose guard is alive', async (t) => {
+  const { mark } = markedScratch(t);
+  const marker = `review-orphan-${mark}`;
+  const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null >/dev/null 2>&1 &); exec sleep 1000`;
+  const leash = startLeash(['run', '--', 'sh', '-c', script], mark);
+  const leashPid = leash.child.pid as number;
+  assert.ok(
+    // The orphan itself (leash run's own command line holds the marker too).
+    await waitUntil(() => markedPids(mark).some((pid) => (readCommandLine(pid) ?? []).join(' ') === `sh -c sleep 1000; : ${marker}`), 10_000),
+    `no orphan: ${leash.stderr()}`,
+  );
+  assert.ok(guardOf(leashPid) !== undefined, 'leash run has its guard');
+  // Listing only: never --kill here.
+  const listed = runReap(['--match', marker]);
+  assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons]), [], 'a live owner and a live guard: nothing leaked');
+  assert.equal(listed.code, 0);
+});

@@ -1,0 +1,42 @@
+// Review finding: `leash run` installs do-nothing listeners on every stop signal first thing
+// (installSignalShield), but its real SIGTERM/SIGINT/SIGHUP/SIGQUIT handlers only in
+// TreeSupervisor.run(), after parsing, `await loadNative()` (koffi) and the guard's creation.
+// A SIGTERM that lands in between is swallowed: leash run then starts the command and runs it as
+// if nothing happened (found by hand at ~150 ms after start on this machine). Here the window is
+// hit on purpose: SIGTERM as soon as /proc shows the shield (SIGXCPU caught) and before any child exists.
+// Fails on e654987: leash run and its command are still running 5 s later.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
+import { readChildren } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { markedScratch, startLeash } from '../helpers/leash-run.js';
+
+/** Whether leash's signal shield is in place: SIGXCPU (24) is caught (Node itself catches TERM and INT from the start). */
+function shielded(pid: number): boolean {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('SigCgt:'));
+    return line !== undefined && (BigInt(`0x${line.split(/\s+/)[1]}`) & (1n << 23n)) !== 0n;
+  } catch {
+    return false;
+  }
+}
+
+test('a SIGTERM that arrives while leash run is still starting is not lost', async (t) => {
+  const { mark } = markedScratch(t);
+  const leash = startLeash(['run', '--grace', '1', '--', 'sleep', '30'], mark);
+  const pid = leash.child.pid as number;
+  let hit = false;
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && isProcessAlive(pid)) {
+    if (shielded(pid) && (readChildren(pid) ?? []).length === 0) {
+      signalProcess(pid, 'SIGTERM');
+      hit = true;
+      break;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.ok(hit, 'never caught leash run between its signal shield and its first child');
+  assert.ok(await waitUntil(() => !isProcessAlive(pid), 5000), `leash run ignored the SIGTERM and runs on: ${leash.stderr()}`);
+});
