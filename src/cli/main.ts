@@ -6,7 +6,7 @@ export const EXIT_USAGE = 64;
 const USAGE = `usage: leash <command> [options]
 
 commands:
-  supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN]
+  supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]
                                                  the per-owner death supervisor (started by the library)
   run [--grace S] [--state FILE] [--die-with-parent] -- COMMAND [ARG...]
                                                  run COMMAND and own its whole process tree
