@@ -120,6 +120,31 @@ export function liveMemberCounts(pgids: Iterable<number>): Map<number, number> {
 }
 
 /**
+ * The groups, among `pgids`, with at least one member that runs code (zombies do not count).
+ * Cheaper than liveMemberCounts while the groups' leaders live: a group whose leader runs is
+ * settled by a probe and one stat read; only groups whose leader is gone or a zombie need the
+ * scan of /proc, one for all of them. A waiting loop that scanned /proc on every check would take
+ * the CPU from the very processes it waits for.
+ */
+export function liveGroups(pgids: Iterable<number>): Set<number> {
+  const live = new Set<number>();
+  const unsettled: number[] = [];
+  for (const pgid of pgids) {
+    if (!hasProcfs()) {
+      if (signalGroup(pgid, 0) === 'sent') live.add(pgid);
+      continue;
+    }
+    const leader = readProcStat(pgid);
+    if (leader && leader.pgid === pgid && !isDeadState(leader.state)) live.add(pgid);
+    else if (signalGroup(pgid, 0) !== 'gone') unsettled.push(pgid);
+  }
+  if (unsettled.length > 0) {
+    for (const [pgid, count] of liveMemberCounts(unsettled)) if (count > 0) live.add(pgid);
+  }
+  return live;
+}
+
+/**
  * Whether `pgid` is still the group that was registered with leader start time `startTime`:
  * - 'ours'  the leader is the recorded process (zombie or not), or the leader is gone and
  *           members remain (a group number is not reused while any member lives);
