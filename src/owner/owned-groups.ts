@@ -366,7 +366,7 @@ const KILL_WAIT_MS = 2000;
  * signals its group: cheap alone, but hundreds started together would hold the loop for tens of
  * milliseconds (a signal wakes its target, which may take the CPU from us).
  */
-const TERMINATIONS_PER_TURN = 8;
+const TERMINATIONS_PER_TURN = 4;
 const admissions: Array<() => void> = [];
 
 /** Resolves on a later turn of the event loop, at most TERMINATIONS_PER_TURN callers per turn. */

@@ -16,7 +16,7 @@ const MIN_SCAN_INTERVAL_MS = 50;
  * Groups checked per turn of the event loop: each check costs a probe and a stat read, which
  * take far longer than usual while hundreds of processes are exiting at once.
  */
-const CHECKS_PER_TICK = 32;
+const CHECKS_PER_TICK = 16;
 
 interface Waiter {
   deadline: number;
