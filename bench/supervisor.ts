@@ -1,9 +1,16 @@
 // Death-supervisor benchmark: owner SIGKILL -> SIGTERM in each registered group (p50/p99),
 // supervisor start-up and memory, and spawnOwned against child_process.spawn.
+// The reaction is measured with three owners: a Node owner speaking the protocol, a minimal C
+// owner (bench/fixtures/c-owner.c, compiled now with cc; it dies in a fraction of a Node owner's
+// time, so what is left is the supervisor's own reaction) and the owner library. A reference
+// supervisor runs side by side, trial by trial, under the same owners: by default the Python
+// seed supervisor found in LEASH_BENCH_SEEDS (default /work/shared/seeds), run with python3; it
+// speaks only `register PGID`, so its owners send bare lines.
 // Usage: node dist/bench/supervisor.js [--trials N] [--groups G] [--supervisor 'CMD ARG...']
+//        [--reference 'CMD ARG...' | --no-reference]
 // --supervisor measures any command that speaks the same protocol (it gets --parent-pgid PGID).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +34,7 @@ const trials = Number(option('--trials', '50'));
 const groups = Number(option('--groups', '3'));
 const custom = option('--supervisor', '');
 const commandUnderTest = custom ? custom.split(/\s+/).filter(Boolean) : SUPERVISOR;
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -50,29 +58,69 @@ function firstLine(child: ReturnType<typeof spawn>): Promise<Record<string, numb
   });
 }
 
+type OwnerKind = 'node' | 'c' | 'library';
+interface Contender {
+  name: string;
+  command: string[];
+  /** Speaks only `register PGID`. */
+  bare: boolean;
+}
+
 /** One trial: start an owner with `groups` registered targets, SIGKILL it, time each SIGTERM. */
-async function deathTrial(mode: 'protocol' | 'library', dir: string, index: number): Promise<number[]> {
-  const stamps = join(dir, `stamps-${index}`);
+async function deathTrial(owner: OwnerKind, contender: Contender, dir: string, index: number): Promise<number[]> {
+  const stamps = join(dir, `stamps-${owner}-${contender.name}-${index}`);
   writeFileSync(stamps, '');
-  const args =
-    mode === 'protocol'
-      ? [FIXTURES + 'protocol-owner.mjs', JSON.stringify(commandUnderTest), String(groups), FIXTURES + 'term-target.mjs', stamps]
-      : [FIXTURES + 'library-owner.mjs', String(groups), FIXTURES + 'term-target.mjs', stamps];
-  const owner = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LEASH_LIBRARY: LIBRARY } });
-  const { supervisor } = await firstLine(owner);
+  const target = FIXTURES + 'term-target.mjs';
+  const [command, args] =
+    owner === 'node'
+      ? [process.execPath, [FIXTURES + 'protocol-owner.mjs', JSON.stringify(contender.command), String(groups), target, stamps, contender.bare ? 'bare' : 'full']]
+      : owner === 'c'
+        ? [cOwner!, [String(groups), target, stamps, contender.bare ? 'bare' : 'full', process.execPath, '--', ...contender.command]]
+        : [process.execPath, [FIXTURES + 'library-owner.mjs', String(groups), target, stamps]];
+  const env = owner === 'c' ? supervisorEnvironment() : { ...process.env, LEASH_LIBRARY: LIBRARY };
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const { supervisor } = await firstLine(child);
   await sleep(150); // let the supervisor finish starting: this measures reaction, not start-up
   const killedAt = process.hrtime.bigint();
-  owner.kill('SIGKILL');
+  child.kill('SIGKILL');
   const read = () => readFileSync(stamps, 'utf8').split('\n').filter(Boolean).map(BigInt);
-  if (!(await waitUntil(() => read().length >= groups, 10_000))) throw new Error(`trial ${index}: not every group got SIGTERM`);
+  if (!(await waitUntil(() => read().length >= groups, 10_000))) throw new Error(`trial ${index} (${owner}, ${contender.name}): not every group got SIGTERM`);
   await waitUntil(() => !isProcessAlive(supervisor!), 10_000);
   return read().map((stamp) => Number(stamp - killedAt) / 1e6);
 }
 
-async function startupMs(): Promise<number> {
+/** Compiles the C owner into `dir`; undefined (with the reason) when there is no compiler. */
+function compileCOwner(dir: string): { path?: string; note?: string } {
+  const out = join(dir, 'c-owner');
+  const result = spawnSync('cc', ['-O2', '-o', out, join(FIXTURES, 'c-owner.c')], { encoding: 'utf8' });
+  if (result.error) return { note: `no C compiler (cc: ${result.error.message})` };
+  if (result.status !== 0) return { note: `cc failed: ${result.stderr.trim().split('\n')[0]}` };
+  return { path: out };
+}
+
+/** The reference supervisor: --reference, or the Python seed supervisor extracted to `dir`. */
+function referenceSupervisor(dir: string): { command?: string[]; note?: string } {
+  if (process.argv.includes('--no-reference') || custom) return { note: 'no reference (--no-reference or --supervisor)' };
+  const given = option('--reference', '');
+  if (given) return { command: words(given) };
+  const seeds = process.env.LEASH_BENCH_SEEDS ?? '/work/shared/seeds';
+  if (!existsSync(seeds)) return { note: `no reference: ${seeds} not found (set LEASH_BENCH_SEEDS or --reference)` };
+  for (const name of readdirSync(seeds)) {
+    const text = readFileSync(join(seeds, name), 'utf8');
+    if (!text.includes('--parent-pgid') || !text.includes('def main')) continue;
+    // A seed file is its origin's path on the first line, then the program.
+    const script = join(dir, 'reference-supervisor.py');
+    writeFileSync(script, text.slice(text.indexOf('#!')));
+    if (spawnSync('python3', ['-c', 'pass']).status !== 0) return { note: 'no reference: python3 is missing' };
+    return { command: ['python3', script] };
+  }
+  return { note: `no reference: no supervisor seed in ${seeds}` };
+}
+
+async function startupMs(command: string[]): Promise<number> {
   const began = process.hrtime.bigint();
   // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
-  const child = spawn(commandUnderTest[0]!, [...commandUnderTest.slice(1), '--parent-pgid', '1'], {
+  const child = spawn(command[0]!, [...command.slice(1), '--parent-pgid', '1'], {
     detached: true,
     stdio: ['pipe', 'ignore', 'inherit'],
     env: supervisorEnvironment(),
@@ -82,14 +130,15 @@ async function startupMs(): Promise<number> {
   return Number(process.hrtime.bigint() - began) / 1e6;
 }
 
-async function memory(): Promise<{ rssMB: number; pssMB: number; privateMB: number; threads: number }> {
+type Memory = { rssMB: number; pssMB: number; privateMB: number; threads: number };
+async function memory(command: string[]): Promise<Memory> {
   // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
-  const child = spawn(commandUnderTest[0]!, [...commandUnderTest.slice(1), '--parent-pgid', '1'], {
+  const child = spawn(command[0]!, [...command.slice(1), '--parent-pgid', '1'], {
     detached: true,
     stdio: ['pipe', 'ignore', 'inherit'],
     env: supervisorEnvironment(),
   });
-  // Numbers above any pid_max: registered, never signalled.
+  // Numbers above any pid_max: never signalled (a supervisor may or may not keep them).
   child.stdin!.write('register 999999991\nregister 999999992\nregister 999999993\n');
   await sleep(500);
   const memory = readProcessMemory(child.pid!);
@@ -122,17 +171,37 @@ async function spawnCost(useLeash: boolean, rounds: number, steady: boolean): Pr
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'leash-bench-'));
+let cOwner: string | undefined;
 try {
-  const modes: Array<'protocol' | 'library'> = custom ? ['protocol'] : ['protocol', 'library'];
-  const latency: Record<string, { p50: number; p99: number; max: number; samples: number }> = {};
-  for (const mode of modes) {
-    const samples: number[] = [];
-    for (let i = 0; i < trials; i += 1) samples.push(...(await deathTrial(mode, dir, i)));
-    latency[mode] = { p50: median(samples), p99: percentile(samples, 99), max: Math.max(...samples), samples: samples.length };
+  const compiled = custom ? { note: 'C owner skipped with --supervisor' } : compileCOwner(dir);
+  cOwner = compiled.path;
+  const reference = referenceSupervisor(dir);
+  const contenders: Contender[] = [{ name: custom ? 'custom' : 'leash', command: commandUnderTest, bare: false }];
+  if (reference.command) contenders.push({ name: 'reference', command: reference.command, bare: true });
+  const owners: OwnerKind[] = ['node', ...(cOwner ? (['c'] as const) : []), ...(custom ? [] : (['library'] as const))];
+  const combos = owners.flatMap((owner) =>
+    contenders.filter((c) => owner !== 'library' || c.name === 'leash').map((contender) => ({ owner, contender })),
+  );
+
+  // Trial by trial, every combination in a rotating order: they share the machine's noise.
+  const samples = new Map<string, number[]>(combos.map(({ owner, contender }) => [`${owner}/${contender.name}`, []]));
+  for (let i = 0; i < trials; i += 1) {
+    for (let k = 0; k < combos.length; k += 1) {
+      const { owner, contender } = combos[(i + k) % combos.length]!;
+      samples.get(`${owner}/${contender.name}`)!.push(...(await deathTrial(owner, contender, dir, i)));
+    }
   }
-  const startups: number[] = [];
-  for (let i = 0; i < 20; i += 1) startups.push(await startupMs());
-  const mem = await memory();
+  const latency: Record<string, { p50: number; p99: number; max: number; samples: number }> = {};
+  for (const [key, values] of samples) latency[key] = { p50: median(values), p99: percentile(values, 99), max: Math.max(...values), samples: values.length };
+
+  const startup: Record<string, number> = {};
+  const memories: Record<string, Memory> = {};
+  for (const contender of contenders) {
+    const startups: number[] = [];
+    for (let i = 0; i < 20; i += 1) startups.push(await startupMs(contender.command));
+    startup[contender.name] = median(startups);
+    memories[contender.name] = await memory(contender.command);
+  }
   type Cost = { callMs: number; totalMs: number };
   let spawnRow: { plain: Cost; owned: Cost; first: Cost } | undefined;
   if (!custom) {
@@ -144,32 +213,53 @@ try {
   }
 
   const rows: Array<[string, string, string]> = [];
-  for (const [mode, l] of Object.entries(latency)) {
-    rows.push([`owner SIGKILL -> SIGTERM p50 (${mode}, ${l.samples} groups)`, `${l.p50.toFixed(2)} ms`, '<= 5 ms']);
-    rows.push([`owner SIGKILL -> SIGTERM p99 (${mode})`, `${l.p99.toFixed(2)} ms`, '<= 20 ms']);
+  const ownerNames: Record<OwnerKind, string> = { node: 'Node owner', c: 'C owner', library: 'library owner' };
+  for (const owner of owners) {
+    for (const contender of contenders) {
+      const l = latency[`${owner}/${contender.name}`];
+      if (!l) continue;
+      rows.push([`SIGKILL -> SIGTERM, ${ownerNames[owner]}, ${contender.name}: p50 / p99 (${l.samples} groups)`, `${l.p50.toFixed(2)} / ${l.p99.toFixed(2)} ms`, contender.name === 'reference' ? '' : 'p50 <= reference, p99 <= 10 ms']);
+    }
   }
-  rows.push(['supervisor start-up (spawn -> exit on EOF, median of 20)', `${median(startups).toFixed(1)} ms`, '<= 50 ms']);
-  rows.push(['supervisor RSS', `${mem.rssMB.toFixed(1)} MB`, '']);
-  rows.push(['supervisor PSS', `${mem.pssMB.toFixed(1)} MB`, '']);
-  rows.push(['supervisor private memory', `${mem.privateMB.toFixed(1)} MB`, '<= 6 MB']);
-  rows.push(['supervisor threads', String(mem.threads), '']);
+  if (!cOwner) rows.push(['C owner rows skipped', compiled.note ?? '', '']);
+  if (!reference.command) rows.push(['reference rows skipped', reference.note ?? '', '']);
+  for (const contender of contenders) {
+    const mem = memories[contender.name]!;
+    const mine = contender.name !== 'reference';
+    rows.push([`${contender.name}: start-up (spawn -> exit on EOF, median of 20)`, `${startup[contender.name]!.toFixed(1)} ms`, mine ? '<= 25 ms (today)' : '']);
+    rows.push([`${contender.name}: RSS / PSS / private`, `${mem.rssMB.toFixed(1)} / ${mem.pssMB.toFixed(1)} / ${mem.privateMB.toFixed(1)} MB`, mine ? 'private <= 5.2 MB (today)' : '']);
+    rows.push([`${contender.name}: threads`, String(mem.threads), '']);
+  }
   if (spawnRow) {
     const overhead = (spawnRow.owned.totalMs / spawnRow.plain.totalMs - 1) * 100;
-    rows.push(['spawn() call, median', `${spawnRow.plain.callMs.toFixed(3)} ms`, '']);
-    rows.push(['spawnOwned() call, median', `${spawnRow.owned.callMs.toFixed(3)} ms`, '']);
     rows.push(['spawn -> exit of `true`: plain / owned', `${spawnRow.plain.totalMs.toFixed(2)} / ${spawnRow.owned.totalMs.toFixed(2)} ms`, '']);
     rows.push(['spawnOwned overhead per spawn (spawn -> exit)', `${overhead.toFixed(1)} %`, '<= 10 %']);
     rows.push(['first spawnOwned of an owner (starts the supervisor)', `${spawnRow.first.callMs.toFixed(2)} ms`, '']);
   }
   const width = Math.max(...rows.map((row) => row[0].length));
-  console.log(`supervisor: ${commandUnderTest.map((w) => w.replace(REPO, '')).join(' ')}`);
-  console.log(`${'metric'.padEnd(width)}  ${'value'.padStart(16)}  target`);
-  for (const [name, value, target] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(16)}  ${target}`);
+  for (const contender of contenders) console.log(`${contender.name}: ${contender.command.map((w) => w.replace(REPO, '').replace(dir, '$TMP')).join(' ')}`);
+  console.log(`${'metric'.padEnd(width)}  ${'value'.padStart(22)}  target`);
+  for (const [name, value, target] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(22)}  ${target}`);
   mkdirSync(join(REPO, 'bench/results'), { recursive: true });
   const out = join(REPO, 'bench/results/supervisor.json');
   writeFileSync(
     out,
-    JSON.stringify({ when: new Date().toISOString(), node: process.version, supervisor: commandUnderTest, trials, groups, latency, startupMs: median(startups), memory: mem, spawn: spawnRow }, null, 2) + '\n',
+    JSON.stringify(
+      {
+        when: new Date().toISOString(),
+        node: process.version,
+        contenders: contenders.map((c) => ({ name: c.name, command: c.command.map((w) => w.replace(dir, '$TMP')) })),
+        cOwner: cOwner ? 'compiled' : compiled.note,
+        trials,
+        groups,
+        latency,
+        startupMs: startup,
+        memory: memories,
+        spawn: spawnRow,
+      },
+      null,
+      2,
+    ) + '\n',
   );
   console.log(`wrote ${out}`);
 } finally {

@@ -161,9 +161,9 @@ function stopPruning(): void {
 function register(pgid: number, startTime: number | undefined): void {
   owned.set(pgid, startTime);
   disowned.delete(pgid);
-  // A couple of probes per registration keep the set from filling with gone groups between
-  // prune ticks, at a cost that does not grow with the set.
-  pruneSome(2, pgid);
+  // One probe per registration keeps the set from filling with gone groups between prune
+  // ticks, at a cost that does not grow with the set.
+  pruneSome(1, pgid);
   supervisor().send({ verb: 'register', pgid, startTime });
   startPruning();
 }
@@ -357,6 +357,28 @@ export interface TerminateResult {
 const KILL_WAIT_MS = 2000;
 
 /**
+ * terminateOwned calls admitted per turn of the event loop. Each reads the leader's stat and
+ * signals its group: cheap alone, but hundreds started together would hold the loop for tens of
+ * milliseconds (a signal wakes its target, which may take the CPU from us).
+ */
+const TERMINATIONS_PER_TURN = 4;
+const admissions: Array<() => void> = [];
+
+/** Resolves on a later turn of the event loop, at most TERMINATIONS_PER_TURN callers per turn. */
+function takeTurn(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    admissions.push(resolve);
+    if (admissions.length === 1) setImmediate(admitSome);
+  });
+}
+
+function admitSome(): void {
+  const admitted = admissions.splice(0, TERMINATIONS_PER_TURN);
+  if (admissions.length > 0) setImmediate(admitSome);
+  for (const resolve of admitted) resolve();
+}
+
+/**
  * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
  * the grace, and forgets the group. Never rejects, whatever it is given: a target that is not a
  * ChildProcess with a pid or a whole number (the rule ownProcessGroup applies) names no group.
@@ -370,6 +392,7 @@ export async function terminateOwned(
   const graceMs = graceFrom(options);
   if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
   if (process.platform === 'win32') return terminateOwnedWindows(pgid); // no polite step there
+  await takeTurn();
   if (!owned.has(pgid)) {
     return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
   }

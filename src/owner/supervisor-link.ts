@@ -30,6 +30,9 @@ export class SupervisorLink {
   private restarts: number[] = [];
   private warnedGiveUp = false;
   private releasing = new Set<Promise<void>>();
+  /** Lines from notify() not yet written: flushed together, before any other write. */
+  private pending = '';
+  private flushScheduled = false;
 
   constructor(private readonly config: LinkConfig) {}
 
@@ -44,15 +47,37 @@ export class SupervisorLink {
     this.start();
   }
 
-  /** Sends a command, starting a supervisor (which gets the whole replay) if none runs. */
+  /** Sends a command at once, starting a supervisor (which gets the whole replay) if none runs. */
   send(command: ControlCommand): void {
     if (!this.child) this.start();
-    else this.write(this.child, formatControlLine(command));
+    else this.write(this.child, this.takePending() + formatControlLine(command));
   }
 
-  /** Sends a command only to a running supervisor: a fresh one learns it from the replay. */
+  /**
+   * Sends a command only to a running supervisor (a fresh one learns it from the replay).
+   * `unregister` is batched with the others of this turn of the event loop: a hundred groups
+   * ending together cost one write, not a hundred, and a late one is harmless (the supervisor
+   * checks every identity). Anything else is written at once, after the batch, so order holds.
+   */
   notify(command: ControlCommand): void {
-    if (this.child) this.write(this.child, formatControlLine(command));
+    if (!this.child) return;
+    if (command.verb !== 'unregister') {
+      this.write(this.child, this.takePending() + formatControlLine(command));
+      return;
+    }
+    this.pending += formatControlLine(command);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (this.child && this.pending) this.write(this.child, this.takePending());
+    });
+  }
+
+  private takePending(): string {
+    const lines = this.pending;
+    this.pending = '';
+    return lines;
   }
 
   /**
@@ -63,11 +88,12 @@ export class SupervisorLink {
     const child = this.child;
     if (!child) return Promise.all(this.releasing).then(() => undefined);
     this.child = undefined;
+    const pending = this.takePending();
     const exited = new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve();
       else child.once('exit', () => resolve());
     });
-    this.write(child, formatControlLine({ verb: 'release' }));
+    this.write(child, pending + formatControlLine({ verb: 'release' }));
     child.stdin?.end();
     const tracked = exited.finally(() => this.releasing.delete(tracked));
     this.releasing.add(tracked);
@@ -75,6 +101,8 @@ export class SupervisorLink {
   }
 
   private start(): void {
+    // A fresh supervisor gets the whole replay, which already says what the batch would.
+    this.pending = '';
     let parentPgid: number;
     try {
       parentPgid = ownProcessGroupId();

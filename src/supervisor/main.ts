@@ -6,7 +6,7 @@ import { readUntilEof } from './control-input.js';
 import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
-import { tearDown } from './teardown.js';
+import { tearDown, warmUpTeardown } from './teardown.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/nonblocking-stderr.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
@@ -124,17 +124,21 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     }
   });
 
-  await readUntilEof((chunk) => framer.push(chunk));
+  // The teardown starts inside the EOF callback: its first SIGTERMs go out before anything else.
+  let teardown: Promise<unknown> | undefined;
+  const eof = readUntilEof(
+    (chunk) => framer.push(chunk),
+    () => {
+      if (released && registry.size === 0) return;
+      teardown = tearDown({ groups: registry.groups, graceMs: options.graceMs, ownerToken: options.ownerToken, disowned });
+    },
+  );
+  // Once the read is armed, off the path from EOF to the first SIGTERM.
+  setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}));
+  await eof;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();
-
-  if (released && registry.size === 0) return SupervisorExit.ok;
-  await tearDown({
-    groups: registry.groups,
-    graceMs: options.graceMs,
-    ownerToken: options.ownerToken,
-    disowned,
-  });
+  await teardown;
   return SupervisorExit.ok;
 }
 

@@ -5,7 +5,7 @@ import {
   checkGroupIdentity,
   findEnvironmentCarriers,
   isProcessAlive,
-  liveMemberCounts,
+  liveGroups,
   signalGroup,
   signalProcess,
   type ProcessMark,
@@ -41,6 +41,18 @@ export function isSpared(pgid: number, disowned: GroupRecord | undefined): boole
   return disowned !== undefined && disowned.has(pgid) && checkGroupIdentity(pgid, disowned.get(pgid)) === 'ours';
 }
 
+/**
+ * Runs the teardown's code once on harmless input (this process's own group, an empty plan), so
+ * that V8 has compiled it before EOF: compiled lazily at EOF it would cost milliseconds between
+ * the owner's death and the first SIGTERM.
+ */
+export async function warmUpTeardown(ownPgid: number): Promise<void> {
+  checkGroupIdentity(ownPgid, undefined);
+  isProcessAlive(process.pid);
+  liveGroups([ownPgid]);
+  await tearDown({ groups: new Map(), graceMs: 0 });
+}
+
 export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const report: TeardownReport = { termedGroups: [], staleGroups: [], strays: [], killed: 0 };
 
@@ -71,7 +83,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   sweep('SIGTERM');
 
   const remaining = () => {
-    for (const [pgid, live] of liveMemberCounts(groups)) if (live === 0) groups.delete(pgid);
+    const live = liveGroups(groups);
+    for (const pgid of groups) if (!live.has(pgid)) groups.delete(pgid);
     for (const [pid, mark] of strays) if (!isProcessAlive(pid, mark.startTime)) strays.delete(pid);
     return groups.size + strays.size;
   };

@@ -12,6 +12,11 @@ const FIRST_PAUSE_MS = 2;
 const MAX_PAUSE_MS = 50;
 /** A scan starts at most this often (it only settles groups whose leader is gone). */
 const MIN_SCAN_INTERVAL_MS = 50;
+/**
+ * Groups checked per turn of the event loop: each check costs a probe and a stat read, which
+ * take far longer than usual while hundreds of processes are exiting at once.
+ */
+const CHECKS_PER_TICK = 16;
 
 interface Waiter {
   deadline: number;
@@ -58,17 +63,24 @@ export function waitForGroupEmpty(pgid: number, budgetMs: number): Promise<boole
     const now = Date.now();
     let watch = watches.get(pgid);
     if (!watch) {
-      const quick = quickCheck(pgid);
-      if (quick === 'empty') return resolve(true);
-      if (quick === 'unsure') needScan.add(pgid);
-      watch = { dueAt: now + FIRST_PAUSE_MS, pause: FIRST_PAUSE_MS, waiters: [] };
+      // Checked on the next tick, with the others: many waits begun together cost one turn each.
+      watch = { dueAt: now, pause: FIRST_PAUSE_MS, waiters: [] };
       watches.set(pgid, watch);
     }
     watch.waiters.push({ deadline: now + budget, resolve });
-    arm();
+    armAt(now);
   });
 }
 
+/** Makes sure the timer fires by `at`. */
+function armAt(at: number): void {
+  if (timer && timerAt <= at) return;
+  if (timer) clearTimeout(timer);
+  timerAt = at;
+  timer = setTimeout(tick, Math.max(0, at - Date.now()));
+}
+
+/** Arms the timer for the earliest due check or deadline (O(waiters): once per tick). */
 function arm(): void {
   let next = Infinity;
   for (const watch of watches.values()) {
@@ -81,10 +93,7 @@ function arm(): void {
     timerAt = Infinity;
     return;
   }
-  if (timer && timerAt <= next) return;
-  if (timer) clearTimeout(timer);
-  timerAt = next;
-  timer = setTimeout(tick, Math.max(0, next - Date.now()));
+  armAt(next);
 }
 
 function settle(pgid: number): void {
@@ -98,8 +107,13 @@ function tick(): void {
   timer = undefined;
   timerAt = Infinity;
   const now = Date.now();
+  let checks = 0;
   for (const [pgid, watch] of [...watches]) {
-    if (watch.dueAt <= now) {
+    if (watch.dueAt <= now && checks < CHECKS_PER_TICK) {
+      checks += 1;
+      // To the back of the line: the next tick starts with the groups this one did not reach.
+      watches.delete(pgid);
+      watches.set(pgid, watch);
       const quick = quickCheck(pgid);
       if (quick === 'empty') {
         settle(pgid);

@@ -7,6 +7,10 @@ import { environHasEntry, hasProcfs, isDeadState, listPids, processUid, readProc
 export type SignalOutcome = 'sent' | 'gone' | 'denied';
 
 function deliver(target: number, signal: NodeJS.Signals | 0): SignalOutcome {
+  // Probes of gone groups are the common case in waits and teardowns: an error without a stack
+  // trace costs half as much to build, and only its code is read.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     process.kill(target, signal);
     return 'sent';
@@ -14,6 +18,8 @@ function deliver(target: number, signal: NodeJS.Signals | 0): SignalOutcome {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ESRCH') return 'gone';
     return 'denied';
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
   }
 }
 
@@ -111,6 +117,31 @@ export function liveMemberCounts(pgids: Iterable<number>): Map<number, number> {
     }
   }
   return counts;
+}
+
+/**
+ * The groups, among `pgids`, with at least one member that runs code (zombies do not count).
+ * Cheaper than liveMemberCounts while the groups' leaders live: a group whose leader runs is
+ * settled by a probe and one stat read; only groups whose leader is gone or a zombie need the
+ * scan of /proc, one for all of them. A waiting loop that scanned /proc on every check would take
+ * the CPU from the very processes it waits for.
+ */
+export function liveGroups(pgids: Iterable<number>): Set<number> {
+  const live = new Set<number>();
+  const unsettled: number[] = [];
+  for (const pgid of pgids) {
+    if (!hasProcfs()) {
+      if (signalGroup(pgid, 0) === 'sent') live.add(pgid);
+      continue;
+    }
+    const leader = readProcStat(pgid);
+    if (leader && leader.pgid === pgid && !isDeadState(leader.state)) live.add(pgid);
+    else if (signalGroup(pgid, 0) !== 'gone') unsettled.push(pgid);
+  }
+  if (unsettled.length > 0) {
+    for (const [pgid, count] of liveMemberCounts(unsettled)) if (count > 0) live.add(pgid);
+  }
+  return live;
 }
 
 /**

@@ -1,7 +1,6 @@
 // Everything leash reads from Linux procfs lives here, so it is parsed one way only.
 // Standard library only: the death supervisor imports this file.
 import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-
 import { readProcText } from './proc-text.js';
 
 /** The identity fields of one process, from /proc/<pid>/stat. */
@@ -51,14 +50,15 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
   return { pid, state, ppid, pgid, sid, startTime, cpuTicks };
 }
 
-/** The stat of one process, or undefined when it is gone or unreadable. */
+/** The stat of one process, or undefined when it is gone or unreadable (read through the shared reused buffer). */
 export function readProcStat(pid: number | 'self'): ProcStat | undefined {
+  let text: string;
   try {
-    const text = readProcText(`/proc/${pid}/stat`);
-    return parseProcStat(pid === 'self' ? process.pid : pid, text);
+    text = readProcText(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }
+  return parseProcStat(pid === 'self' ? process.pid : pid, text);
 }
 
 /** A zombie (or a task being torn down) runs no code and holds no resources but its pid. */

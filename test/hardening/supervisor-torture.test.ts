@@ -272,3 +272,13 @@ test('a full registry refuses a live group with a message on stderr, at most a f
   assert.ok(lines.length <= 10, `rate-limited: ${lines.length} lines for 300 refusals\n${stderr.text}`);
   assert.match(stderr.text, /similar messages not shown/);
 }));
+
+test('--max-groups takes 1 to 1000000; anything else is a usage error (exit 64)', withMark(async (mark) => {
+  for (const value of ['0', '1000001', 'many']) {
+    const supervisor = startSupervisor(mark, [...parentArgs(), '--max-groups', value]);
+    const stderr = stderrOf(supervisor);
+    supervisor.stdin!.end();
+    assert.equal((await exited(supervisor)).code, 64, `--max-groups ${value}`);
+    assert.match(stderr.text, /--max-groups/);
+  }
+}));
