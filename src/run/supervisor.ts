@@ -24,7 +24,7 @@ import {
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
+import { earlyStopRequest, FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does). */
 export const CONTROL_SIGNALS = STOP_SIGNALS;
@@ -138,6 +138,14 @@ export class TreeSupervisor {
       // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
+    }
+    // A stop asked for before these handlers existed: the command is not started at all.
+    const early = earlyStopRequest();
+    if (early) {
+      this.requestedSignal = early;
+      this.options.log(`${early} before the command started; not starting it`);
+      this.cleanUp();
+      return 128 + signalNumber(early);
     }
     if (this.options.dieWithParent && !this.armParentDeath()) {
       this.options.log('parent already gone before the command started; not starting it');
