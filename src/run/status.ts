@@ -2,7 +2,7 @@
 import { readDescriptorBounded, readRegularFileBounded } from '../sys/bounded-read.js';
 import { signalName } from '../sys/verified-signal.js';
 import { identityState, parseIdentity } from '../sys/process-identity.js';
-import { guardStandardOutput } from '../sys/safe-output.js';
+import { guardStandardOutput, writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { PHASES, STATE_FIELDS, serializeState, writerRecordPath, type RunState } from './state.js';
 
 export const STATUS_USAGE = 'usage: leash status [FILE] [--json]   (FILE defaults to $LEASH_STATE_PATH)';
@@ -99,34 +99,35 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
 }
 
 export async function statusMain(argv: string[]): Promise<number> {
-  // `leash status | head -1` and the like: a reader that leaves early is not an error.
+  // `leash status | head -1` and the like: a reader that leaves early is not an error. Output goes
+  // through writeData/writeDiagnostic; the guard covers anything Node itself prints.
   guardStandardOutput();
   let json = false;
   let file: string | undefined;
   for (const arg of argv) {
     if (arg === '--json') json = true;
     else if (arg.startsWith('-') && arg !== '-') {
-      process.stderr.write(`leash status: unknown option '${arg}'\n${STATUS_USAGE}\n`);
+      writeDiagnostic(`leash status: unknown option '${arg}'\n${STATUS_USAGE}\n`);
       return StatusExit.usage;
     } else if (file === undefined) file = arg;
     else {
-      process.stderr.write(`leash status: one FILE at most\n${STATUS_USAGE}\n`);
+      writeDiagnostic(`leash status: one FILE at most\n${STATUS_USAGE}\n`);
       return StatusExit.usage;
     }
   }
   file ??= process.env.LEASH_STATE_PATH || undefined;
   if (file === undefined) {
-    process.stderr.write(`leash status: no FILE given and LEASH_STATE_PATH is not set\n${STATUS_USAGE}\n`);
+    writeDiagnostic(`leash status: no FILE given and LEASH_STATE_PATH is not set\n${STATUS_USAGE}\n`);
     return StatusExit.usage;
   }
   // At most a bound, from a regular file only: /dev/zero or a FIFO as FILE is refused, not read.
   const read = file === '-' ? readDescriptorBounded(0, DOCUMENT_LIMIT_BYTES) : readRegularFileBounded(file, DOCUMENT_LIMIT_BYTES);
   if (!read.ok && read.problem === 'too-large') {
-    process.stderr.write(`leash status: ${file} is not a leash run state document: ${read.message}\n`);
+    writeDiagnostic(`leash status: ${file} is not a leash run state document: ${read.message}\n`);
     return StatusExit.invalid;
   }
   if (!read.ok) {
-    process.stderr.write(`leash status: cannot read ${file}: ${read.message}\n`);
+    writeDiagnostic(`leash status: cannot read ${file}: ${read.message}\n`);
     return StatusExit.unreadable;
   }
   const text = read.text;
@@ -134,19 +135,19 @@ export async function statusMain(argv: string[]): Promise<number> {
   try {
     parsed = JSON.parse(text);
   } catch {
-    process.stderr.write(`leash status: ${file} is not JSON\n`);
+    writeDiagnostic(`leash status: ${file} is not JSON\n`);
     return StatusExit.invalid;
   }
   const state = validateState(parsed);
   if (typeof state === 'string') {
-    process.stderr.write(`leash status: ${file} is a malformed state document: ${state}\n`);
+    writeDiagnostic(`leash status: ${file} is a malformed state document: ${state}\n`);
     return StatusExit.invalid;
   }
   const writer: WriterState = file === '-' ? { state: 'unrecorded' } : writerOf(file);
   const stale = writer.state === 'gone' && state.phase !== 'exited';
-  process.stdout.write(json ? serializeState(state) : describeState(state, Date.now(), writer));
+  writeData(json ? serializeState(state) : describeState(state, Date.now(), writer));
   if (stale && json) {
-    process.stderr.write(`leash status: the leash run that wrote ${file} (pid ${writer.pid}) is gone; the document is stale\n`);
+    writeDiagnostic(`leash status: the leash run that wrote ${file} (pid ${writer.pid}) is gone; the document is stale\n`);
   }
   return stale ? StatusExit.writerGone : StatusExit.ok;
 }
