@@ -23,6 +23,7 @@ const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 
 // The runner plus 199 sleepers that honour SIGTERM.
 const TREE = `i=1; while [ $i -lt ${TREE_SIZE} ]; do sleep 600 & i=$((i+1)); done; wait`;
+const SMALL_TREE = 'sleep 600 & sleep 600 & wait';
 const env = { ...process.env, LEASH_GRACE_SECONDS: '10', LEASH_STATE_PATH: '' };
 
 /** User plus system CPU of a process so far. */
@@ -99,15 +100,22 @@ async function main(): Promise<void> {
     const leash = spawn(process.execPath, [CLI, 'run', '--', 'sh', '-c', TREE], { stdio: ['ignore', 'ignore', 'ignore'], env });
     started.push(leash);
     await treeBelow(leash.pid as number, TREE_SIZE);
+    // A small tree too (a server and two helpers): its quiet sweep comes every second.
+    const small = spawn(process.execPath, [CLI, 'run', '--', 'sh', '-c', SMALL_TREE], { stdio: ['ignore', 'ignore', 'ignore'], env });
+    started.push(small);
+    await treeBelow(small.pid as number, 3);
     const reference = spawn(process.execPath, ['-e', REFERENCE_LOOP.replace('${ROOT}', String(leash.pid))], { stdio: 'ignore' });
     started.push(reference);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const before = { leash: cpuMs(leash.pid as number), reference: cpuMs(reference.pid as number) };
+    // Past the 200 ms sweeps of a young tree: the quiet pace is what is measured.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const before = { leash: cpuMs(leash.pid as number), small: cpuMs(small.pid as number), reference: cpuMs(reference.pid as number) };
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const idle = {
       leash: cpuMs(leash.pid as number) - before.leash,
+      small_tree: cpuMs(small.pid as number) - before.small,
       reference: cpuMs(reference.pid as number) - before.reference,
     };
+    small.kill('SIGTERM');
     reference.kill('SIGKILL');
     results.processes_on_machine = onMachine;
     results.idle_cpu_ms = idle;
@@ -204,6 +212,7 @@ async function main(): Promise<void> {
     const rows: Array<[string, string]> = [
       ['processes on the machine', String(onMachine)],
       [`leash CPU over ${IDLE_MS / 1000} s idle`, `${idle.leash.toFixed(0)} ms`],
+      [`leash CPU over ${IDLE_MS / 1000} s idle, 3-process tree`, `${idle.small_tree.toFixed(0)} ms`],
       ['reference (100 ms /proc poll) CPU, same 10 s', `${idle.reference.toFixed(0)} ms`],
       ['full /proc scan (one poll tick)', `${median(scans).toFixed(2)} ms`],
       ['leash tree walk (200 processes)', `${median(walks).toFixed(2)} ms`],

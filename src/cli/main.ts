@@ -1,5 +1,6 @@
 // `leash` command dispatch. Each subcommand lives in its own module, loaded only when named,
 // so `leash supervise` stays as light as the supervisor must be.
+import { writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { asksForHelp, HELP, MAIN_HELP, packageInfo } from './help.js';
 
 export const EXIT_USAGE = 64;
@@ -18,27 +19,29 @@ export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V' || name === 'version') {
     const { name: pkg, version } = packageInfo();
-    process.stdout.write(`leash ${version} (${pkg})\n`);
+    writeData(`leash ${version} (${pkg})\n`);
     return 0;
   }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     const topic = name === 'help' ? rest[0] : undefined;
     if (topic === 'check' || topic === 'reap') return (await commands[topic]!())(['--help']);
     if (topic !== undefined && !HELP[topic]) {
-      process.stderr.write(`leash: no help for unknown command '${topic}'\n${MAIN_HELP}`);
+      writeDiagnostic(`leash: no help for unknown command '${topic}'\n${MAIN_HELP}`);
       return EXIT_USAGE;
     }
-    (name === undefined ? process.stderr : process.stdout).write(topic ? HELP[topic]! : MAIN_HELP);
+    const text = topic ? HELP[topic]! : MAIN_HELP;
+    if (name === undefined) writeDiagnostic(text);
+    else writeData(text);
     return name === undefined ? EXIT_USAGE : 0;
   }
   const load = commands[name];
   if (!load) {
-    process.stderr.write(`leash: unknown command '${name}'\n${MAIN_HELP}`);
+    writeDiagnostic(`leash: unknown command '${name}'\n${MAIN_HELP}`);
     return EXIT_USAGE;
   }
   const help = HELP[name];
   if (help && asksForHelp(rest)) {
-    process.stdout.write(help);
+    writeData(help);
     return 0;
   }
   return (await load())(rest);

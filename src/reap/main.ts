@@ -1,6 +1,7 @@
 // `leash reap`: list (and with --kill, end) the process trees other clients leaked.
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
+import { guardStandardOutput, writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { readUnixSockets } from '../sys/unix-sockets.js';
 import { REAP_HELP, REAP_USAGE, parseReapArgs } from './args.js';
 import { formatJson, formatTable } from './format.js';
@@ -15,17 +16,20 @@ export const EXIT_USAGE = 64;
 export const EXIT_UNSUPPORTED = 69;
 
 export async function reapMain(argv: string[]): Promise<number> {
+  // `leash reap | head` and the like: a reader that leaves early never ends reap nor changes its
+  // exit code (2 after --kill must stay 2).
+  guardStandardOutput();
   const parsed = parseReapArgs(argv);
   if (typeof parsed === 'string') {
-    process.stderr.write(`leash reap: ${parsed}\n${REAP_USAGE}\n`);
+    writeDiagnostic(`leash reap: ${parsed}\n${REAP_USAGE}\n`);
     return EXIT_USAGE;
   }
   if (parsed.help) {
-    process.stdout.write(REAP_HELP);
+    writeData(REAP_HELP);
     return 0;
   }
   if (process.platform !== 'linux' || !hasProcfs()) {
-    process.stderr.write(`leash reap: needs Linux procfs (/proc/<pid>/fd); ${process.platform} is not covered\n`);
+    writeDiagnostic(`leash reap: needs Linux procfs (/proc/<pid>/fd); ${process.platform} is not covered\n`);
     return EXIT_UNSUPPORTED;
   }
   // Native calls give the socket peers (sock_diag) and pidfd signals; without them, stdio
@@ -34,7 +38,7 @@ export async function reapMain(argv: string[]): Promise<number> {
   if (await loadNative()) {
     sockets = readUnixSockets();
   } else {
-    process.stderr.write(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
+    writeDiagnostic(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
   }
   const scan = scanLeakedTrees(sockets);
   const wanted = (tree: LeakedTree) =>
@@ -44,14 +48,14 @@ export async function reapMain(argv: string[]): Promise<number> {
   const trees = scan.trees.filter(wanted);
   const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs) : undefined;
   if (parsed.json) {
-    process.stdout.write(formatJson(trees, { uninspected: scan.uninspected, nestedPidNamespace: scan.nestedPidNamespace, outcomes }));
+    writeData(formatJson(trees, { uninspected: scan.uninspected, nestedPidNamespace: scan.nestedPidNamespace, outcomes }));
   } else {
-    process.stdout.write(formatTable(trees, outcomes));
+    writeData(formatTable(trees, outcomes));
     if (scan.uninspected > 0 && process.getuid?.() !== 0) {
-      process.stderr.write(`leash reap: ${scan.uninspected} processes of other users could not be inspected (run as root to see pipe ends they hold)\n`);
+      writeDiagnostic(`leash reap: ${scan.uninspected} processes of other users could not be inspected (run as root to see pipe ends they hold)\n`);
     }
     if (scan.nestedPidNamespace && trees.length > 0) {
-      process.stderr.write('leash reap: warning: this is a nested pid namespace (a container): a pipe end held outside it is invisible, so a process whose stdio leads out of the container can look leaked\n');
+      writeDiagnostic('leash reap: warning: this is a nested pid namespace (a container): a pipe end held outside it is invisible, so a process whose stdio leads out of the container can look leaked\n');
     }
   }
   if (trees.length === 0) return EXIT_NONE_FOUND;

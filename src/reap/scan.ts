@@ -112,7 +112,7 @@ function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, manage
 }
 
 /** Never judged, never signalled: pid 1, the caller, its ancestors and session, other users'. */
-function isProtected(stat: ProcStat, caller: Caller): boolean {
+export function isProtected(stat: ProcStat, caller: Caller): boolean {
   if (stat.pid <= 1 || stat.pid === caller.pid || caller.ancestors.has(stat.pid)) return true;
   if (stat.sid === caller.sid) return true;
   if (caller.uid !== undefined && caller.uid !== 0 && processUid(stat.pid) !== caller.uid) return true;
@@ -139,15 +139,29 @@ function channelOf(target: string | undefined, sockets: Map<number, UnixSocketIn
   return undefined;
 }
 
-/** Tokens of every live `leash supervise --owner-token TOKEN`. */
+/**
+ * Tokens of every live death supervisor: any process whose argv holds `--owner-token T` (or
+ * `--owner-token=T`), whatever runs it (`node --v8-pool-size=0 .../supervisor.cjs`, Electron,
+ * Bun, `deno run`, a LEASH_SUPERVISOR_FILE copy, `leash supervise`). A process that itself carries
+ * LEASH_OWNER_TOKEN=T is one of the owned (supervisors start with a scrubbed environment), so its
+ * argv is no evidence. The token in an environment is never taken as a sign of a live owner: the
+ * library gives it only to children, and leaked processes carry it themselves.
+ * Erring here only spares a tree; it never ends one.
+ */
 function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
   const tokens = new Set<string>();
   for (const stat of stats) {
     if (isDeadState(stat.state)) continue;
     const argv = readCommandLine(stat.pid);
-    if (!argv || !argv.includes('supervise')) continue;
-    const at = argv.indexOf('--owner-token');
-    if (at >= 0 && argv[at + 1]) tokens.add(argv[at + 1]!);
+    if (!argv) continue;
+    let token: string | undefined;
+    for (let at = 0; at < argv.length && token === undefined; at += 1) {
+      if (argv[at] === '--owner-token') token = argv[at + 1] || undefined;
+      else if (argv[at]!.startsWith('--owner-token=')) token = argv[at]!.slice('--owner-token='.length) || undefined;
+    }
+    if (token === undefined || tokens.has(token)) continue;
+    if (readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE) === token) continue;
+    tokens.add(token);
   }
   return tokens;
 }

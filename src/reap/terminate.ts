@@ -2,12 +2,13 @@
 // left. Every signal goes through signalIfSame, which pins the process and checks its start
 // time first, so a pid recycled since the scan is never hit. Processes are signalled one by
 // one, never by group: a leaked server often still shares a group with unrelated processes.
+import { isTerminalTarget, readFdTarget } from '../sys/fds.js';
 import { isProcessAlive } from '../sys/processes.js';
-import { readProcStat } from '../sys/procfs.js';
+import { readProcStat, scanAllStats, type ProcStat } from '../sys/procfs.js';
 import { walkDescendants } from '../sys/tree.js';
 import { signalIfSame } from '../sys/verified-signal.js';
 import { waitUntil } from '../sys/wait.js';
-import type { LeakedTree } from './scan.js';
+import { currentCaller, isProtected, type Caller, type LeakedTree } from './scan.js';
 
 export interface TreeOutcome {
   pid: number;
@@ -25,24 +26,54 @@ interface Target {
 
 const KILL_WAIT_MS = 5000;
 
-/** Adds processes forked below known members since the scan (they inherit the leak). */
-function addNewDescendants(targets: Map<number, Target>): void {
+/**
+ * Adds processes forked below known members since the scan (they inherit the leak), under the
+ * scan's own rules: a newcomer that is protected (the caller's session, another user's) or
+ * reads a terminal is never added, nor is anything below it.
+ */
+function addNewDescendants(targets: Map<number, Target>, caller: Caller): void {
+  const refused = new Set<number>();
   for (const target of [...targets.values()]) {
     if (!isProcessAlive(target.pid, target.startTime)) continue;
-    for (const [pid, stat] of walkDescendants(target.pid)) {
-      if (!targets.has(pid)) targets.set(pid, { pid, startTime: stat.startTime });
+    const tree = walkDescendants(target.pid);
+    const isRefused = (stat: ProcStat): boolean => {
+      if (refused.has(stat.pid)) return true;
+      if (isProtected(stat, caller) || isTerminalTarget(readFdTarget(stat.pid, 0))) {
+        refused.add(stat.pid);
+        return true;
+      }
+      return false;
+    };
+    for (const [pid, stat] of tree) {
+      if (targets.has(pid)) continue;
+      // The newcomer and every newcomer between it and the known member must pass.
+      let refuse = false;
+      for (let at: ProcStat | undefined = stat, hops = 0; at && !targets.has(at.pid) && hops < 4096; at = tree.get(at.ppid), hops += 1) {
+        if (isRefused(at)) {
+          refuse = true;
+          break;
+        }
+      }
+      if (!refuse) targets.set(pid, { pid, startTime: stat.startTime });
     }
   }
 }
 
-export async function endTrees(trees: readonly LeakedTree[], graceMs: number): Promise<TreeOutcome[]> {
+function callerNow(): Caller {
+  const stats = new Map<number, ProcStat>();
+  for (const stat of scanAllStats()) stats.set(stat.pid, stat);
+  return currentCaller(stats);
+}
+
+/** `caller`: whose processes are never signalled (by default this process, as the scan judged it). */
+export async function endTrees(trees: readonly LeakedTree[], graceMs: number, caller: Caller = callerNow()): Promise<TreeOutcome[]> {
   const plans = trees.map((tree) => {
     const targets = new Map<number, Target>();
     // The top is still the process we judged only if its start time still matches.
     const top = readProcStat(tree.pid);
     if (top && top.startTime === tree.startTime) {
       for (const member of tree.members) targets.set(member.pid, { pid: member.pid, startTime: member.startTime });
-      addNewDescendants(targets);
+      addNewDescendants(targets, caller);
     }
     return { tree, targets, signalled: new Set<number>(), denied: false, killed: 0 };
   });
@@ -59,7 +90,7 @@ export async function endTrees(trees: readonly LeakedTree[], graceMs: number): P
   await waitUntil(() => everyTarget().every((target) => !alive(target)), graceMs);
 
   for (const plan of plans) {
-    addNewDescendants(plan.targets);
+    addNewDescendants(plan.targets, caller);
     for (const target of plan.targets.values()) {
       if (!alive(target)) continue;
       const outcome = signalIfSame(target.pid, target.startTime, 'SIGKILL');

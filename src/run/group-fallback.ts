@@ -4,7 +4,7 @@
 import { ChildProcess } from 'node:child_process';
 import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } from '../sys/processes.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { FORWARDED_SIGNALS } from './signals.js';
+import { earlyStopRequest, FORWARDED_SIGNALS } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
 import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
 import { StatePublisher, type Phase } from './state.js';
@@ -21,6 +21,12 @@ export interface GroupFallbackOptions {
 const POLL_MS = 100;
 
 export async function runWithProcessGroup(options: GroupFallbackOptions): Promise<number> {
+  // A stop asked for before this point (the shield recorded it): the command is not started.
+  const early = earlyStopRequest();
+  if (early) {
+    options.log(`${early} before the command started; not starting it`);
+    return 128 + signalNumber(early);
+  }
   const guard = options.guard;
   guard?.start();
   const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
@@ -86,6 +92,12 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   started.once('exit', (code, signal) => {
     exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
   });
+  // A stop that arrived while the runner was starting, before these handlers: honoured now.
+  const during = earlyStopRequest();
+  if (during) {
+    requested ??= during;
+    stop(during);
+  }
 
   // No event tells us when the last member of a group is gone: poll it.
   await new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@
 import { describeRange, graceFromEnvironment, parseGrace, RUN_GRACE } from '../config/grace.js';
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
-import { guardStandardOutput, writeSafely } from '../sys/safe-output.js';
+import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { RunGuard } from './guard.js';
 import { installSignalShield } from './signals.js';
@@ -41,7 +41,7 @@ export function graceFromSeconds(seconds: number): number {
 export function parseRunArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
-  warn: (message: string) => void = (message) => process.stderr.write(`leash run: warning: ${message}\n`),
+  warn: (message: string) => void = (message) => writeDiagnostic(`leash run: warning: ${message}\n`),
 ): RunArguments | string {
   let graceSeconds = graceFromEnvironment(env, RUN_GRACE, warn);
   let statePath = env.LEASH_STATE_PATH || undefined;
@@ -88,21 +88,21 @@ export function parseRunArgs(
 }
 
 export async function runMain(argv: string[]): Promise<number> {
-  // First of all: no stray signal may end leash (or open the inspector), no closed reader may
-  // make a write kill it.
+  // First of all: no stray signal may end leash (or open the inspector). Every line goes through
+  // writeDiagnostic: a full stderr drops it, a closed one never ends leash, and process.stderr
+  // (blocking, and non-blocking for the whole tree once opened) is never touched.
   installSignalShield();
-  guardStandardOutput();
   // --quiet drops the phase lines only: warnings and errors are always written.
   let quiet = false;
   const log = (line: string) => {
-    if (!(quiet && line.startsWith('phase='))) writeSafely(process.stderr, `leash run: ${line}\n`);
+    if (!(quiet && line.startsWith('phase='))) writeDiagnostic(`leash run: ${line}\n`);
   };
   // Node's own warnings (the guard's link reports through them) go the same safe way.
   process.removeAllListeners('warning');
   process.on('warning', (warning) => log(`warning: ${warning.message}`));
   const parsed = parseRunArgs(argv, process.env);
   if (typeof parsed === 'string') {
-    writeSafely(process.stderr, `leash run: ${parsed}\n${RUN_USAGE}\n`);
+    writeDiagnostic(`leash run: ${parsed}\n${RUN_USAGE}\n`);
     return EXIT_USAGE;
   }
   quiet = parsed.quiet;

@@ -31,9 +31,20 @@ export type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
 
 const noop = () => {};
 
+let firstStopRequest: StopSignal | undefined;
+
+/**
+ * The first stop signal received since the shield went up, or undefined. A request that lands
+ * before the run's own handlers exist (while modules and koffi load) is kept here, not lost.
+ */
+export function earlyStopRequest(): StopSignal | undefined {
+  return firstStopRequest;
+}
+
 /**
  * Puts a listener on every signal leash handles, for the life of the process. A listener
- * replaces the default action (death) and, for SIGUSR1, Node's inspector activation. These are
+ * replaces the default action (death) and, for SIGUSR1, Node's inspector activation; the stop
+ * signals' listeners record the first request (earlyStopRequest) from this instant on. These are
  * never removed: removing the last listener of a signal restores the default, which would
  * reopen the window for the instant between a run's end and the process's exit.
  * Signal listeners do not keep the event loop alive.
@@ -42,7 +53,8 @@ export function installSignalShield(): void {
   for (const signal of [...STOP_SIGNALS, ...FORWARDED_SIGNALS, ...IGNORED_SIGNALS]) {
     // Some platforms lack some names (SIGSTKFLT, SIGPWR on macOS): skip those.
     try {
-      process.on(signal as NodeJS.Signals, noop);
+      const stop = (STOP_SIGNALS as readonly string[]).includes(signal);
+      process.on(signal as NodeJS.Signals, stop ? () => (firstStopRequest ??= signal as StopSignal) : noop);
     } catch {
       // not a signal here
     }

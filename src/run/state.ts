@@ -83,6 +83,16 @@ export function writerRecordPath(path: string): string {
   return join(dirname(path), `.${basename(path)}.writer`);
 }
 
+/** Runs a write; undefined when it succeeded, else why it failed. */
+function failureOf(write: () => void): string | undefined {
+  try {
+    write();
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 /**
  * Publishes state changes at most once per `minIntervalMs`, and at once when forced (phase
  * boundaries). A change that arrives too soon is written when the interval ends. The first
@@ -92,7 +102,8 @@ export class StatePublisher {
   private lastWrittenAt = -Infinity;
   private lastComparable = '';
   private trailing: NodeJS.Timeout | undefined;
-  private warned = false;
+  /** Files already warned about: one warning per file that cannot be written. */
+  private readonly warned = new Set<string>();
   private writerRecorded = false;
   writes = 0;
 
@@ -124,22 +135,29 @@ export class StatePublisher {
     }
     this.lastComparable = comparable;
     this.lastWrittenAt = now;
-    try {
-      if (!this.writerRecorded) {
-        // Before the first document: a reader that finds the document finds its writer too.
-        const identity = ownIdentity();
-        if (identity) replaceFileAtomically(writerRecordPath(this.path), JSON.stringify(identity) + '\n');
-        this.writerRecorded = true;
-      }
-      replaceFileAtomically(this.path, serializeState({ ...state, updated_at: new Date(now).toISOString() }));
-      this.writes += 1;
-    } catch (error) {
-      if (!this.warned) {
-        this.warned = true;
-        const reason = error instanceof Error ? error.message : String(error);
-        this.warn(`cannot write the state file ${this.path} (${reason}); supervision goes on without it`);
-      }
+    // Before the first document: a reader that finds the document finds its writer too. A record
+    // that cannot be written (a directory planted at its name) never keeps the document from
+    // being written (`leash status` then says "not recorded"); it is tried again at each write.
+    let recordFailure: string | undefined;
+    const record = writerRecordPath(this.path);
+    if (!this.writerRecorded) {
+      const identity = ownIdentity();
+      recordFailure = identity === undefined ? undefined : failureOf(() => replaceFileAtomically(record, JSON.stringify(identity) + '\n'));
+      this.writerRecorded = recordFailure === undefined;
     }
+    const path = this.path;
+    const documentFailure = failureOf(() => replaceFileAtomically(path, serializeState({ ...state, updated_at: new Date(now).toISOString() })));
+    if (documentFailure === undefined) this.writes += 1;
+    // One warning per file, naming the file that failed; when both fail (an unwritable
+    // directory), the document's warning says it all.
+    if (documentFailure !== undefined) this.warnOnce(path, `cannot write the state file ${path} (${documentFailure})`);
+    else if (recordFailure !== undefined) this.warnOnce(record, `cannot write the writer record ${record} (${recordFailure}); \`leash status\` cannot tell whether this run is alive`);
+  }
+
+  private warnOnce(file: string, message: string): void {
+    if (this.warned.has(file)) return;
+    this.warned.add(file);
+    this.warn(`${message}; supervision goes on without it`);
   }
 
   close(): void {

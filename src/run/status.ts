@@ -1,8 +1,8 @@
 // `leash status [FILE] [--json]`: reads the state document `leash run` keeps.
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { readDescriptorBounded, readRegularFileBounded } from '../sys/bounded-read.js';
 import { signalName } from '../sys/verified-signal.js';
 import { identityState, parseIdentity } from '../sys/process-identity.js';
-import { guardStandardOutput } from '../sys/safe-output.js';
+import { guardStandardOutput, writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { PHASES, STATE_FIELDS, serializeState, writerRecordPath, type RunState } from './state.js';
 
 export const STATUS_USAGE = 'usage: leash status [FILE] [--json]   (FILE defaults to $LEASH_STATE_PATH)';
@@ -16,18 +16,19 @@ export type WriterState =
   /** No writer record next to the document (read from stdin, or written by an older leash). */
   | { state: 'unrecorded' };
 
+/** A state document is about 300 bytes; its writer record about 150. Anything far larger is not one. */
+export const DOCUMENT_LIMIT_BYTES = 64 * 1024;
+const WRITER_RECORD_LIMIT_BYTES = 4096;
+
 /** Looks up the writer record beside the document at `file` and checks it against /proc. */
 export function writerOf(file: string): WriterState {
+  // Never through a link, never waiting on a FIFO planted there, never more than a bound: a
+  // small regular file or nothing.
+  const read = readRegularFileBounded(writerRecordPath(file), WRITER_RECORD_LIMIT_BYTES, { noFollow: true });
+  if (!read.ok) return { state: 'unrecorded' };
   let identity;
   try {
-    // Never through a link, never waiting on a FIFO planted there: a regular file or nothing.
-    const fd = openSync(writerRecordPath(file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      if (!fstatSync(fd).isFile()) return { state: 'unrecorded' };
-      identity = parseIdentity(JSON.parse(readFileSync(fd, 'utf8')));
-    } finally {
-      closeSync(fd);
-    }
+    identity = parseIdentity(JSON.parse(read.text));
   } catch {
     return { state: 'unrecorded' };
   }
@@ -44,21 +45,31 @@ function describeWriter(state: RunState, writer: WriterState): string {
     : `leash run pid ${writer.pid} is gone: it died without finishing, this document is stale`;
 }
 
-/** Checks that a parsed value is a state document; a string says what is wrong. */
+const COUNT_FIELDS = ['active_children', 'adopted_children', 'orphaned_children_total', 'reaped_children_total', 'reaped_orphans_total'] as const;
+/** The form leash run writes updated_at in (Date.toISOString). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/** Checks that a parsed value is a state document, each of the ten keys; a string says what is wrong. */
 export function validateState(value: unknown): RunState | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const record = value as Record<string, unknown>;
   for (const field of STATE_FIELDS) if (!(field in record)) return `missing field '${field}'`;
-  const counts = ['active_children', 'adopted_children', 'orphaned_children_total', 'reaped_children_total', 'reaped_orphans_total'];
-  for (const field of counts) {
-    if (!Number.isInteger(record[field])) return `'${field}' is not a whole number`;
+  for (const field of COUNT_FIELDS) {
+    const count = record[field];
+    if (!Number.isSafeInteger(count) || (count as number) < 0) return `'${field}' is not a count (a whole number, 0 or more)`;
   }
   if (typeof record.escalated !== 'boolean') return `'escalated' is not true or false`;
   if (!PHASES.includes(record.phase as never)) return `unknown phase '${String(record.phase)}'`;
-  for (const field of ['runner_exit_code', 'termination_signal']) {
-    if (record[field] !== null && !Number.isInteger(record[field])) return `'${field}' is neither null nor a number`;
+  const exit = record.runner_exit_code;
+  if (exit !== null && !(Number.isInteger(exit) && (exit as number) >= 0 && (exit as number) <= 255)) {
+    return `'runner_exit_code' is neither null nor an exit status (0-255)`;
   }
-  if (typeof record.updated_at !== 'string') return `'updated_at' is not a string`;
+  const signal = record.termination_signal;
+  if (signal !== null && !(Number.isInteger(signal) && (signal as number) >= 1 && (signal as number) <= 64)) {
+    return `'termination_signal' is neither null nor a signal number (1-64)`;
+  }
+  const at = record.updated_at;
+  if (typeof at !== 'string' || !ISO_TIME.test(at) || Number.isNaN(Date.parse(at))) return `'updated_at' is not an ISO-8601 UTC time`;
   return record as unknown as RunState;
 }
 
@@ -88,50 +99,55 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
 }
 
 export async function statusMain(argv: string[]): Promise<number> {
-  // `leash status | head -1` and the like: a reader that leaves early is not an error.
+  // `leash status | head -1` and the like: a reader that leaves early is not an error. Output goes
+  // through writeData/writeDiagnostic; the guard covers anything Node itself prints.
   guardStandardOutput();
   let json = false;
   let file: string | undefined;
   for (const arg of argv) {
     if (arg === '--json') json = true;
     else if (arg.startsWith('-') && arg !== '-') {
-      process.stderr.write(`leash status: unknown option '${arg}'\n${STATUS_USAGE}\n`);
+      writeDiagnostic(`leash status: unknown option '${arg}'\n${STATUS_USAGE}\n`);
       return StatusExit.usage;
     } else if (file === undefined) file = arg;
     else {
-      process.stderr.write(`leash status: one FILE at most\n${STATUS_USAGE}\n`);
+      writeDiagnostic(`leash status: one FILE at most\n${STATUS_USAGE}\n`);
       return StatusExit.usage;
     }
   }
   file ??= process.env.LEASH_STATE_PATH || undefined;
   if (file === undefined) {
-    process.stderr.write(`leash status: no FILE given and LEASH_STATE_PATH is not set\n${STATUS_USAGE}\n`);
+    writeDiagnostic(`leash status: no FILE given and LEASH_STATE_PATH is not set\n${STATUS_USAGE}\n`);
     return StatusExit.usage;
   }
-  let text: string;
-  try {
-    text = readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (error) {
-    process.stderr.write(`leash status: cannot read ${file}: ${(error as Error).message}\n`);
+  // At most a bound, from a regular file only: /dev/zero or a FIFO as FILE is refused, not read.
+  const read = file === '-' ? readDescriptorBounded(0, DOCUMENT_LIMIT_BYTES) : readRegularFileBounded(file, DOCUMENT_LIMIT_BYTES);
+  if (!read.ok && read.problem === 'too-large') {
+    writeDiagnostic(`leash status: ${file} is not a leash run state document: ${read.message}\n`);
+    return StatusExit.invalid;
+  }
+  if (!read.ok) {
+    writeDiagnostic(`leash status: cannot read ${file}: ${read.message}\n`);
     return StatusExit.unreadable;
   }
+  const text = read.text;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    process.stderr.write(`leash status: ${file} is not JSON\n`);
+    writeDiagnostic(`leash status: ${file} is not JSON\n`);
     return StatusExit.invalid;
   }
   const state = validateState(parsed);
   if (typeof state === 'string') {
-    process.stderr.write(`leash status: ${file} is not a leash run state document: ${state}\n`);
+    writeDiagnostic(`leash status: ${file} is a malformed state document: ${state}\n`);
     return StatusExit.invalid;
   }
   const writer: WriterState = file === '-' ? { state: 'unrecorded' } : writerOf(file);
   const stale = writer.state === 'gone' && state.phase !== 'exited';
-  process.stdout.write(json ? serializeState(state) : describeState(state, Date.now(), writer));
+  writeData(json ? serializeState(state) : describeState(state, Date.now(), writer));
   if (stale && json) {
-    process.stderr.write(`leash status: the leash run that wrote ${file} (pid ${writer.pid}) is gone; the document is stale\n`);
+    writeDiagnostic(`leash status: the leash run that wrote ${file} (pid ${writer.pid}) is gone; the document is stale\n`);
   }
   return stale ? StatusExit.writerGone : StatusExit.ok;
 }

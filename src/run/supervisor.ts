@@ -24,13 +24,21 @@ import {
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
+import { earlyStopRequest, FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does). */
 export const CONTROL_SIGNALS = STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = 'SIGUSR2';
+/**
+ * The quiet tree's sweep: it is also how the guard learns a group that appeared without a SIGCHLD
+ * to leash (a setsid escapee forked below the runner). At most every second, but never more than
+ * 1/IDLE_WALK_SHARE of leash's time in walks (a 200-process tree, ~20 ms a walk: every 4 s);
+ * never rarer than every 5 s.
+ */
 const RUNNING_SWEEP_MS = 5000;
+const RUNNING_SWEEP_QUIET_MIN_MS = 1000;
+const IDLE_WALK_SHARE = 200;
 /** While the tree keeps changing the sweep comes back sooner, so a stop starts from a fresh picture. */
 const RUNNING_SWEEP_MIN_MS = 200;
 const STOPPING_SWEEP_MS = 250;
@@ -101,6 +109,8 @@ export class TreeSupervisor {
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private runningSweepMs = RUNNING_SWEEP_MS;
+  /** How long the last walk took: it sets the quiet sweep's pace. */
+  private lastWalkMs = 0;
   private checkQueued = false;
   private lastCheckAt = -Infinity;
   private finish: ((code: number) => void) | undefined;
@@ -138,6 +148,14 @@ export class TreeSupervisor {
       // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
+    }
+    // A stop asked for before these handlers existed: the command is not started at all.
+    const early = earlyStopRequest();
+    if (early) {
+      this.requestedSignal = early;
+      this.options.log(`${early} before the command started; not starting it`);
+      this.cleanUp();
+      return 128 + signalNumber(early);
     }
     if (this.options.dieWithParent && !this.armParentDeath()) {
       this.options.log('parent already gone before the command started; not starting it');
@@ -290,7 +308,9 @@ export class TreeSupervisor {
   /** Re-walks the tree and refreshes the adoption record and counters. */
   private observe(): void {
     const previous = this.tree;
+    const walkStart = performance.now();
     this.tree = walkDescendantsUntilNoNewcomer(this.self);
+    this.lastWalkMs = performance.now() - walkStart;
     for (const stat of this.tree.values()) {
       // The guard is our child but not part of the tree (it has no children of its own).
       if (this.options.guard?.isGuardProcess(stat)) this.tree.delete(stat.pid);
@@ -307,11 +327,16 @@ export class TreeSupervisor {
     if (this.phase === 'running') this.paceSweep(previous);
   }
 
-  /** Sweeps at 200 ms while the tree changes, backing off to 5 s once it holds still. */
+  /**
+   * Sweeps at 200 ms while the tree changes, backing off once it holds still to the quiet pace:
+   * 1 s for a small tree, slower for one whose walk is dear (see RUNNING_SWEEP_MS).
+   */
   private paceSweep(previous: ProcessTree): void {
     let changed = previous.size !== this.tree.size;
     if (!changed) for (const pid of this.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
-    const next = changed ? RUNNING_SWEEP_MIN_MS : Math.min(this.runningSweepMs * 2, RUNNING_SWEEP_MS);
+    // In 100 ms steps: a walk's cost jitters, the pace need not.
+    const quiet = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_QUIET_MIN_MS, Math.round((this.lastWalkMs * IDLE_WALK_SHARE) / 100) * 100));
+    const next = changed ? RUNNING_SWEEP_MIN_MS : Math.min(this.runningSweepMs * 2, quiet);
     if (next === this.runningSweepMs) return;
     this.runningSweepMs = next;
     this.armSweep(next);

@@ -1,38 +1,166 @@
-// Writes to stderr and stdout that can never end the process. A reader may close its end of the
-// pipe at any time (an MCP client does); Node then reports EPIPE as an 'error' event, which kills
-// a process that has no listener. A process that must outlive its readers writes through here.
-// Standard library only.
+// Output that can never end or stall the process that writes it. Standard library only: the death
+// supervisor imports this file.
+//
+// Two kinds of output, two rules:
+// - Diagnostics (log lines, warnings, usage errors on stderr) are dropped when the reader does not
+//   keep up: a full pipe must never block the process's only thread (leash run's grace timer, the
+//   supervisor's teardown). process.stderr on a pipe would block (libuv's blocking writes for stdio)
+//   and throw EPIPE as an uncaught 'error' once the reader is gone. Instead: a pipe or FIFO is
+//   reopened through /proc/self/fd as a new, non-blocking description of its own (the shared one,
+//   which the children inherit, is left as it was), and every write is a single attempt whose
+//   failure is swallowed. A socket cannot be reopened: it goes through a libuv stream
+//   (non-blocking), and a message is dropped while an earlier one still waits. Files and
+//   terminals are written directly.
+// - Data (`leash status --json`, `leash reap`'s report, help) is written whole, however slow the
+//   reader, but a reader that is gone (EPIPE) only ends the writing, never the process.
+import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
+import { Socket } from 'node:net';
 
-const broken = new WeakSet<NodeJS.WriteStream>();
+export interface StderrWriter {
+  /** Writes `text` whole or not at all (up to PIPE_BUF); false when it was dropped (pipe full, reader gone). */
+  write(text: string): boolean;
+  /** True once the reader is known to be gone: later writes are dropped without a syscall. */
+  readonly broken: boolean;
+}
+
+/** Opens a diagnostics writer for `fd` (2 by default). Never throws. */
+export function openStderrWriter(fd = 2): StderrWriter {
+  let target: number | undefined = fd;
+  let broken = false;
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isSocket()) return socketWriter(fd);
+    if (stat.isFIFO()) {
+      try {
+        target = openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch (error) {
+        // ENXIO: a FIFO without a reader. Anything else (no procfs): the descriptor as it is.
+        if ((error as NodeJS.ErrnoException).code === 'ENXIO') broken = true;
+        target = fd;
+      }
+    }
+  } catch {
+    // fd is closed: nothing to write to.
+    broken = true;
+  }
+  return {
+    get broken() {
+      return broken;
+    },
+    write(text: string): boolean {
+      if (broken || target === undefined) return false;
+      try {
+        // Messages up to PIPE_BUF go into a pipe whole or not at all; a longer one (a usage
+        // text) is written on as long as the pipe takes it.
+        const bytes = Buffer.from(text);
+        let done = 0;
+        while (done < bytes.length) done += writeSync(target, bytes, done);
+        return true;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EAGAIN' && code !== 'EINTR') {
+          broken = true;
+          if (target !== fd) {
+            try {
+              closeSync(target);
+            } catch {
+              // Already unusable.
+            }
+          }
+        }
+        return false;
+      }
+    },
+  };
+}
+
+function socketWriter(fd: number): StderrWriter {
+  let broken = false;
+  let socket: Socket | undefined;
+  try {
+    socket = new Socket({ fd, readable: false, writable: true });
+    socket.on('error', () => {
+      broken = true;
+      socket?.destroy();
+    });
+    // Never keeps the process alive for a message.
+    socket.unref();
+  } catch {
+    broken = true;
+  }
+  return {
+    get broken() {
+      return broken;
+    },
+    write(text: string): boolean {
+      if (broken || !socket || socket.destroyed) return false;
+      // One message in flight at most: a reader that stops reading costs us nothing but messages.
+      if (socket.writableLength > 0) return false;
+      try {
+        socket.write(text);
+        return true;
+      } catch {
+        broken = true;
+        return false;
+      }
+    },
+  };
+}
+
+let diagnostics: StderrWriter | undefined;
+
+/** Writes a diagnostic line to stderr; dropped (false) when the pipe is full or its reader gone. */
+export function writeDiagnostic(text: string): boolean {
+  diagnostics ??= openStderrWriter(2);
+  return diagnostics.write(text);
+}
+
+const brokenData = new Set<number>();
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes `text` whole to `fd` (stdout by default), waiting as long as a slow reader needs; false,
+ * without a throw, once the reader is gone (EPIPE: Node ignores SIGPIPE) or the descriptor is
+ * unusable. Synchronous: for commands whose job is this output.
+ */
+export function writeData(text: string, fd = 1): boolean {
+  if (brokenData.has(fd)) return false;
+  const bytes = Buffer.from(text);
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(fd, bytes, done);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EINTR') continue;
+      // A description someone made non-blocking: wait a little for the reader, then go on.
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 5);
+        continue;
+      }
+      brokenData.add(fd);
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Whether data written to `fd` found its reader gone. */
+export function isDataBroken(fd = 1): boolean {
+  return brokenData.has(fd);
+}
+
 const armed = new WeakSet<NodeJS.WriteStream>();
 
-function arm(stream: NodeJS.WriteStream): void {
-  if (armed.has(stream)) return;
-  armed.add(stream);
-  // Kept for the life of the process: a late EPIPE must find a listener too.
-  stream.on('error', () => broken.add(stream));
-}
-
-/** Writes `text` to the stream unless it is known broken; never throws, never emits unhandled. */
-export function writeSafely(stream: NodeJS.WriteStream, text: string): boolean {
-  arm(stream);
-  if (broken.has(stream) || stream.destroyed) return false;
-  try {
-    stream.write(text);
-    return true;
-  } catch {
-    broken.add(stream);
-    return false;
-  }
-}
-
-/** Makes every later write to stdout and stderr safe, including Node's own (warnings). */
+/**
+ * Makes Node's own writes to process.stdout and process.stderr (warnings, anything a library
+ * prints) survive a reader that is gone: an EPIPE 'error' with no listener would end the process.
+ */
 export function guardStandardOutput(): void {
-  arm(process.stdout);
-  arm(process.stderr);
-}
-
-/** Whether a write to the stream has failed (its reader went away). */
-export function isBroken(stream: NodeJS.WriteStream): boolean {
-  return broken.has(stream);
+  for (const stream of [process.stdout, process.stderr]) {
+    if (armed.has(stream)) continue;
+    armed.add(stream);
+    // Kept for the life of the process: a late EPIPE must find a listener too.
+    stream.on('error', () => undefined);
+  }
 }

@@ -19,7 +19,7 @@ test('an orphan carrying an owner token with no live supervisor is listed; a liv
   const token = randomBytes(12).toString('hex');
   await runShell(`LEASH_OWNER_TOKEN=${token} ${idle(marker, 'ignore-term')} </dev/null >/dev/null 2>&1 &`, mark, ready);
   const carrier = await ready.pid('ignore-term');
-  // A stand-in for the supervisor: the scan knows one by `supervise ... --owner-token TOKEN`.
+  // A stand-in for the supervisor: the scan knows one by `--owner-token TOKEN` in its argv.
   await runShell(`${idle(marker, 'supervisor')} supervise --owner-token ${q(token)} </dev/null >/dev/null 2>&1 &`, mark, ready);
   const supervisor = await ready.pid('supervisor');
 
@@ -47,3 +47,30 @@ async function killMarkedPid(pid: number): Promise<void> {
   assert.ok(await waitForGone([pid], 5000));
   assert.ok(!isProcessAlive(pid));
 }
+
+test('a supervisor is known by --owner-token in any launch shape; a carrier of the token is no supervisor', async (t) => {
+  const mark = newMark();
+  const marker = `leash-reap-${mark}`;
+  const ready = new ReadyDir();
+  t.after(async () => {
+    await killMarked(mark);
+    ready.remove();
+  });
+  const token = randomBytes(12).toString('hex');
+  await runShell(`LEASH_OWNER_TOKEN=${token} ${idle(marker, 'carrier')} </dev/null >/dev/null 2>&1 &`, mark, ready);
+  const carrier = await ready.pid('carrier');
+  const carrierListed = () => runReap(['--match', `${marker} carrier`]).report.trees.map((tree) => tree.pid);
+
+  // The shape of Deno's launch (`deno run --allow-all --quiet FILE ...`), with the `=` spelling:
+  // no `supervise` anywhere in it.
+  await runShell(`${idle(marker, 'deno-shape')} run --allow-all --quiet supervisor.cjs --parent-pgid 1 --owner-token=${q(token)} </dev/null >/dev/null 2>&1 &`, mark, ready);
+  const denoShape = await ready.pid('deno-shape');
+  assert.deepEqual(carrierListed(), [], 'a live supervisor in the Deno shape protects the carrier');
+  await killMarkedPid(denoShape);
+  assert.deepEqual(carrierListed(), [carrier], 'once it is gone, the carrier is listed');
+
+  // A process that carries the token itself is one of the owned: its flags prove nothing.
+  await runShell(`LEASH_OWNER_TOKEN=${token} ${idle(marker, 'impostor')} --owner-token ${q(token)} </dev/null >/dev/null 2>&1 &`, mark, ready);
+  await ready.pid('impostor');
+  assert.deepEqual(carrierListed(), [carrier], 'a carrier with the flag is no supervisor');
+});

@@ -1,10 +1,9 @@
-// Review finding: `leash reap` decides that an owner token's supervisor is alive by looking for a
-// process whose argv holds the word `supervise` next to `--owner-token`. The supervisors leash
-// itself starts (owner library, leash run's guard) run as `node --v8-pool-size=0 .../supervisor.cjs
+// `leash reap` must know a live death supervisor by its `--owner-token T` flag, whatever runs it.
+// The supervisors leash itself starts (owner library, leash run's guard) run as `node --v8-pool-size=0 .../supervisor.cjs
 // --parent-pgid P --grace-ms G --owner-token T`: no such word. So an adopted orphan inside a
 // *live* `leash run` (or a daemonised grandchild of a live owner) is listed as "leash owner and
 // supervisor gone", and `--kill` ends it under its living owner.
-// Fails on e654987: the orphan is listed (and would be killed).
+// Fails without the fix (supervisors recognised by `supervise` in argv): the orphan is listed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readCommandLine } from '../../src/sys/procfs.js';

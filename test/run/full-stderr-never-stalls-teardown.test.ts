@@ -1,10 +1,10 @@
-// Review finding: `leash run` writes its log lines to stderr with a blocking write. When the reader
+// `leash run` must never block on its stderr. With a blocking write, when the reader
 // of that pipe stops reading (an MCP client that pipes the server's stderr and never drains it),
 // the first phase line after the pipe fills blocks leash run's only thread for good: the grace
 // timer never fires, SIGKILL is never sent, a TERM-ignoring tree lives on and leash run hangs.
 // A real pipe matters: a shell pipeline or Python's subprocess.PIPE gives one, and Node writes to
 // a pipe synchronously (Node's own spawn gives a socketpair, written asynchronously: no hang).
-// Fails on e654987: 10 s after SIGTERM with --grace 1, the tree and leash run are still there.
+// Fails with writes through process.stderr: 10 s after SIGTERM with --grace 1, the tree and leash run are still there.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';

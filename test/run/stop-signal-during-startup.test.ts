@@ -1,10 +1,10 @@
-// Review finding: `leash run` installs do-nothing listeners on every stop signal first thing
-// (installSignalShield), but its real SIGTERM/SIGINT/SIGHUP/SIGQUIT handlers only in
+// A stop signal is recorded from the instant leash run's signal shield is up. Without that record,
+// the shield's listeners would do nothing and the real SIGTERM/SIGINT/SIGHUP/SIGQUIT handlers only in
 // TreeSupervisor.run(), after parsing, `await loadNative()` (koffi) and the guard's creation.
 // A SIGTERM that lands in between is swallowed: leash run then starts the command and runs it as
 // if nothing happened (found by hand at ~150 ms after start on this machine). Here the window is
 // hit on purpose: SIGTERM as soon as /proc shows the shield (SIGXCPU caught) and before any child exists.
-// Fails on e654987: leash run and its command are still running 5 s later.
+// Fails without the record: leash run and its command are still running 5 s later.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -12,6 +12,7 @@ import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readChildren } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { markedScratch, startLeash } from '../helpers/leash-run.js';
+import { exited } from '../helpers/processes.js';
 
 /** Whether leash's signal shield is in place: SIGXCPU (24) is caught (Node itself catches TERM and INT from the start). */
 function shielded(pid: number): boolean {
@@ -39,4 +40,6 @@ test('a SIGTERM that arrives while leash run is still starting is not lost', asy
   }
   assert.ok(hit, 'never caught leash run between its signal shield and its first child');
   assert.ok(await waitUntil(() => !isProcessAlive(pid), 5000), `leash run ignored the SIGTERM and runs on: ${leash.stderr()}`);
+  // Not started, or started and stopped at once: either way the status of a SIGTERM (128 + 15).
+  assert.equal((await exited(leash.child)).code, 143, leash.stderr());
 });
