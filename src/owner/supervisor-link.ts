@@ -39,6 +39,8 @@ export class SupervisorLink {
   private startedAt = 0;
   /** Give-ups in a row without a supervisor that lived a whole window. */
   private giveUps = 0;
+  /** The running supervisor is the one try after a give-up: dying young, it means another give-up. */
+  private onProbation = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private releasing = new Set<Promise<void>>();
   /** Lines from notify() not yet written: flushed together, before any other write. */
@@ -114,6 +116,7 @@ export class SupervisorLink {
 
   private start(): void {
     this.cancelRetry();
+    this.onProbation = false;
     // A fresh supervisor gets the whole replay, which already says what the batch would.
     this.pending = '';
     let parentPgid: number;
@@ -185,9 +188,10 @@ export class SupervisorLink {
     }
     if (!this.config.needed()) return;
     const now = Date.now();
-    if (now - this.startedAt >= RESTART_WINDOW_MS) this.giveUps = 0;
+    const livedLong = now - this.startedAt >= RESTART_WINDOW_MS;
+    if (livedLong) this.giveUps = 0;
     this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
-    if (this.restarts.length >= MAX_RESTARTS) {
+    if (this.restarts.length >= MAX_RESTARTS || (this.onProbation && !livedLong)) {
       this.giveUp(now);
       return;
     }
@@ -196,12 +200,13 @@ export class SupervisorLink {
   }
 
   /**
-   * Too many deaths in the window: one warning, then one more try once the window has room,
-   * pushed further out (doubling, capped) by each give-up in a row.
+   * Too many deaths in the window: one warning, then one try once the window has room, pushed
+   * further out (10, 30, 70 s ... more, capped) by each give-up in a row. That try is on
+   * probation: if it dies young too, that is the next give-up, not a new burst of restarts.
    */
   private giveUp(now: number): void {
-    const windowFrees = RESTART_WINDOW_MS - (now - this.restarts[0]!);
-    const delay = Math.min(windowFrees + RESTART_WINDOW_MS * (2 ** this.giveUps - 1), MAX_RETRY_DELAY_MS);
+    const windowFrees = this.restarts.length > 0 ? RESTART_WINDOW_MS - (now - this.restarts[0]!) : 0;
+    const delay = Math.min(Math.max(windowFrees, 0) + RESTART_WINDOW_MS * (2 ** this.giveUps - 1), MAX_RETRY_DELAY_MS);
     this.giveUps += 1;
     this.warn(`the death supervisor keeps dying; owned groups are unguarded for ${Math.ceil(delay / 1000)} s, until it is started again`);
     this.cancelRetry();
@@ -210,6 +215,7 @@ export class SupervisorLink {
       if (this.child || !this.config.needed()) return;
       this.restarts.push(Date.now());
       this.start();
+      this.onProbation = this.child !== undefined;
     }, delay);
     // The retry must not keep the owner alive.
     this.retryTimer.unref();
