@@ -8,10 +8,8 @@ import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontext
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { spawnOwned, terminateOwned } from '../owner/owned-groups.js';
-import { ownedTreeIsEmptyWindows } from '../owner/windows-owner.js';
+import { ownedGroupIsEmpty, spawnOwned, terminateOwned } from '../owner/owned-groups.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
-import { liveMemberCounts } from '../sys/processes.js';
 import { waitUntil } from '../sys/wait.js';
 
 /** How long close() lets the server leave on its own after stdin ends; the SDK waits as long. */
@@ -26,8 +24,7 @@ export interface OwnedStdioServerParameters extends StdioServerParameters {
 }
 
 function groupIsEmpty(pgid: number): boolean {
-  if (process.platform === 'win32') return ownedTreeIsEmptyWindows(pgid); // the child's job
-  return (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0;
+  return ownedGroupIsEmpty(pgid); // the child's job on Windows
 }
 
 /**

@@ -1,240 +1,24 @@
-// The owner library: process groups that die with this process. The in-memory map below is
-// the record of truth; the death supervisor holds a copy that is replayed whenever it is replaced.
-import {
-  spawn,
-  type ChildProcess,
-  type SpawnOptions,
-} from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
-import { isSpared } from '../supervisor/teardown.js';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import {
-  checkGroupIdentity,
-  isProcessAlive,
-  ownProcessGroupId,
-  groupLeaderIdentity,
-  signalGroup,
-  type ProcessMark,
-} from '../sys/processes.js';
-import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
-import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
-import { SupervisorLink } from './supervisor-link.js';
+// The owner library's public API: children that die with this process. Arguments are read and
+// validated here, once, for every platform; the work is done by the platform's backend, chosen
+// once below (process groups and a death supervisor on POSIX, Job Objects on Windows).
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import type { OwnerBackend, TerminateOptions, TerminateResult } from './owner-backend.js';
+import { ownerTokenValue, posixOwner } from './posix-owner.js';
 import { graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
-import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
-import {
-  ownedWindowsPids,
-  ownProcessWindows,
-  releaseProcessWindows,
-  spawnOwnedWindows,
-  terminateOwnedWindows,
-} from './windows-owner.js';
+import { windowsOwner } from './windows-owner.js';
 
-/** pgid -> leader start time at registration (undefined where the platform cannot tell). */
-const owned = new Map<number, number | undefined>();
-/**
- * Groups let go on purpose with releaseProcessGroup, by identity: their members still carry our
- * token, so every supervisor is told to spare them. Bounded; gone groups are pruned.
- */
-const disowned = new Map<number, number | undefined>();
-const MAX_DISOWNED = 4096;
-let link: SupervisorLink | undefined;
-let ownerToken: string | undefined;
+export type { TerminateOptions, TerminateResult };
+export { ownerTokenValue };
 
-/** The token every owned child carries in LEASH_OWNER_TOKEN; one per owner process. */
-export function ownerTokenValue(): string {
-  ownerToken ??= randomBytes(12).toString('hex');
-  return ownerToken;
-}
-
-/** The supervisor's grace: LEASH_GRACE_MS by the rule both grace settings share (src/config/grace.ts). */
-function supervisorGraceMs(): number {
-  return graceFromEnvironment(process.env, LIBRARY_GRACE, (message) => process.emitWarning(message, { code: 'LEASH_CONFIG' }));
-}
-
-/**
- * Whether processes carrying our token may live outside every owned group (setsid escapees):
- * 'unknown' from the first spawn until a scan has looked, 'none' or 'some' after one.
- */
-let strays: 'none' | 'unknown' | 'some' = 'none';
-/** Bumped by every spawn: a scan that started before one cannot vouch for 'none'. */
-let spawnGeneration = 0;
-let strayScan: Promise<void> | undefined;
-
-function supervisor(): SupervisorLink {
-  link ??= new SupervisorLink({
-    ownerToken: ownerTokenValue(),
-    graceMs: supervisorGraceMs(),
-    replay: () => [
-      ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
-      ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
-    ],
-    needed: () => owned.size > 0 || strays !== 'none',
-  });
-  return link;
-}
-
-/**
- * Looks for live processes carrying our token outside every owned group and every group we let
- * go: descendants that left their group with setsid, whose group may be long gone. Reads every
- * environ on the machine, a slice at a time (Linux only); one scan at a time.
- */
-function scanForStrays(): Promise<void> {
-  strayScan ??= (async () => {
-    const generation = spawnGeneration;
-    let found: ProcessMark[] | undefined;
-    try {
-      found = await findEnvironmentCarriersInSlices(`${OWNER_TOKEN_VARIABLE}=${ownerTokenValue()}`);
-    } catch {
-      found = undefined;
-    }
-    const some = found === undefined || found.some((mark) => !owned.has(mark.pgid) && !isSpared(mark.pgid, disowned));
-    if (some) strays = 'some';
-    else if (generation === spawnGeneration) strays = 'none';
-  })().finally(() => {
-    strayScan = undefined;
-  });
-  return strayScan;
-}
-
-/**
- * Nothing is owned any more: release the supervisor, unless token carriers outlived their
- * groups. Those stay guarded (the supervisor sweeps them if we die) and are looked at again on
- * the prune tick. Whether any are left is known without a scan only when no child was spawned
- * since the last one.
- */
-function settle(): void {
-  if (owned.size > 0) return;
-  if (link?.pid === undefined || strays === 'none') {
-    stopPruning();
-    void link?.release();
-    return;
-  }
-  void scanForStrays().then(() => {
-    if (owned.size > 0) return;
-    if (strays === 'none') {
-      stopPruning();
-      void link?.release();
-    } else {
-      startPruning();
-    }
-  });
-}
-
-/** The pid of this owner's death supervisor while one runs. */
-export function supervisorPid(): number | undefined {
-  return link?.pid;
-}
-
-/**
- * Groups can empty without any event reaching us (a leaderless group's last member exits, or a
- * group handed to ownProcessGroup ends). A slow, unref'd check forgets them, so an owner whose
- * children are all gone releases its supervisor. Done in slices: the event loop is never held
- * for more than a slice.
- */
-const PRUNE_INTERVAL_MS = 5000;
-/** Groups looked at per slice of the prune before the event loop gets a turn. */
-const PRUNE_SLICE = 64;
-let pruneTimer: NodeJS.Timeout | undefined;
-let pruning = false;
-
-function startPruning(): void {
-  if (pruneTimer) return;
-  pruneTimer = setInterval(() => {
-    if (pruning) return;
-    pruning = true;
-    void pruneThoroughly()
-      .catch(() => {})
-      .finally(() => {
-        pruning = false;
-        settle();
-      });
-  }, PRUNE_INTERVAL_MS);
-  pruneTimer.unref();
-}
-
-function stopPruning(): void {
-  clearInterval(pruneTimer);
-  pruneTimer = undefined;
-}
-
-function register(pgid: number, startTime: number | undefined): void {
-  owned.set(pgid, startTime);
-  disowned.delete(pgid);
-  // One probe per registration keeps the set from filling with gone groups between prune
-  // ticks, at a cost that does not grow with the set.
-  pruneSome(1, pgid);
-  supervisor().send({ verb: 'register', pgid, startTime });
-  startPruning();
-}
-
-function forget(pgid: number): void {
-  if (!owned.delete(pgid)) return;
-  link?.notify({ verb: 'unregister', pgid });
-  settle();
-}
-
-/** Where pruneSome goes on from: a live iterator over the owned set. */
-let pruneCursor: Iterator<number> | undefined;
-
-/** Probes the next `count` owned groups (round-robin) and forgets those that are gone (ESRCH). */
-function pruneSome(count: number, except: number): void {
-  for (let i = 0; i < count; i += 1) {
-    let next = pruneCursor?.next();
-    if (!next || next.done) {
-      pruneCursor = owned.keys();
-      next = pruneCursor.next();
-      if (next.done) return;
-    }
-    if (next.value !== except && signalGroup(next.value, 0) === 'gone') forget(next.value);
-  }
-}
-
-/** Forgets every group the probe says is gone (ESRCH): one probe per group. */
-function pruneGone(): void {
-  for (const pgid of [...owned.keys()]) if (signalGroup(pgid, 0) === 'gone') forget(pgid);
-}
-
-/**
- * Forgets groups that are provably gone: the group probe says ESRCH, its number now names
- * another group, or the leader is gone and every member left is a zombie (which never runs
- * again). Doubt, such as EPERM, keeps a group.
- */
-async function pruneThoroughly(): Promise<void> {
-  const leaderless = new Map<number, number | undefined>();
-  let looked = 0;
-  for (const [pgid, startTime] of [...owned]) {
-    if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
-    // Re-registered or forgotten meanwhile: not the entry this pass is about.
-    if (!owned.has(pgid) || owned.get(pgid) !== startTime) continue;
-    const probe = signalGroup(pgid, 0);
-    if (probe === 'gone') {
-      forget(pgid);
-      continue;
-    }
-    if (probe !== 'sent') continue;
-    // A recycled number is not our group, however alive it is.
-    if (checkGroupIdentity(pgid, startTime) !== 'ours') forget(pgid);
-    else if (!isProcessAlive(pgid, startTime)) leaderless.set(pgid, startTime);
-  }
-  if (leaderless.size > 0) {
-    for (const [pgid, live] of await liveMemberCountsInSlices(new Set(leaderless.keys()))) {
-      if (live === 0 && owned.has(pgid) && owned.get(pgid) === leaderless.get(pgid)) forget(pgid);
-    }
-  }
-  looked = 0;
-  for (const [pgid, startTime] of [...disowned]) {
-    if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
-    if (disowned.get(pgid) === startTime && checkGroupIdentity(pgid, startTime) !== 'ours') disowned.delete(pgid);
-  }
-}
+/** The one place that asks which platform this is. */
+const backend: OwnerBackend = process.platform === 'win32' ? windowsOwner : posixOwner;
 
 type SpawnArgs = readonly string[];
 
 /**
- * `child_process.spawn`, except that the child leads a new process group (and session) that
- * is registered with this process's death supervisor before the call returns: the group is
- * taken down when this process dies, however it dies. `detached` is always true.
+ * `child_process.spawn`, except that the child dies with this process, however it dies. On POSIX
+ * it leads a new process group (and session) registered with this process's death supervisor
+ * before the call returns (`detached` is always true); on Windows it is in a kill-on-close job.
  */
 export function spawnOwned(command: string, options?: SpawnOptions): ChildProcess;
 export function spawnOwned(command: string, args?: SpawnArgs, options?: SpawnOptions): ChildProcess;
@@ -246,66 +30,17 @@ export function spawnOwned(
   const args: SpawnArgs = Array.isArray(argsOrOptions) ? argsOrOptions : [];
   const options: SpawnOptions =
     (Array.isArray(argsOrOptions) ? maybeOptions : (argsOrOptions as SpawnOptions | undefined)) ?? {};
-
-  if (process.platform === 'win32') return spawnOwnedWindows(command, args, options); // Job Objects
-  // The supervisor exists before the child does, so the token sweep covers the spawn gap.
-  supervisor().ensure();
-  const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
-  let child: ChildProcess;
-  try {
-    // detached-spawn: ok — this is the owned-spawn helper; the group is registered just below.
-    child = spawn(command, args, { ...options, env, detached: true });
-  } catch (error) {
-    // Bad arguments throw as they would from spawn; the supervisor started for them goes.
-    settle();
-    throw error;
-  }
-  const pid = child.pid;
-  if (pid === undefined) {
-    // The spawn failed (ENOENT, EACCES...): the 'error' event tells the caller; nothing to own.
-    settle();
-    return child;
-  }
-  // From now on a process carries our token and may leave its group: only a scan can say otherwise.
-  strays = 'unknown';
-  spawnGeneration += 1;
-  register(pid, groupLeaderIdentity(pid));
-  child.once('exit', () => {
-    // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
-    // once nothing is left.
-    if (owned.has(pid) && signalGroup(pid, 0) === 'gone') forget(pid);
-  });
-  return child;
+  return backend.spawn(command, args, options);
 }
 
 /**
- * Guards a process group that other code spawned (say, an SDK that spawns with detached: true).
- * Returns false, with a warning, when the group does not exist or may not be signalled.
+ * Guards a process group that other code spawned (say, an SDK that spawns with detached: true);
+ * on Windows the number is a pid. Returns false, with a warning, when the group does not exist or
+ * may not be signalled.
  */
 export function ownProcessGroup(pgid: number): boolean {
   if (!isGroupNumber(pgid)) throw new TypeError(`ownProcessGroup: expected a pgid, got ${String(pgid)}`);
-  if (process.platform === 'win32') return ownProcessWindows(pgid); // a pid there
-  let ownPgid: number | undefined;
-  try {
-    ownPgid = ownProcessGroupId();
-  } catch {
-    ownPgid = undefined;
-  }
-  if (pgid <= 1 || pgid === ownPgid) {
-    process.emitWarning(`ownProcessGroup: refusing process group ${pgid} (init, or this process's own group)`, {
-      code: 'LEASH_UNSAFE_GROUP',
-    });
-    return false;
-  }
-  if (signalGroup(pgid, 0) === 'gone') {
-    process.emitWarning(
-      `ownProcessGroup: no process group ${pgid} exists (spawn the child with detached: true so it leads one)`,
-      { code: 'LEASH_NO_GROUP' },
-    );
-    return false;
-  }
-  register(pgid, groupLeaderIdentity(pgid));
-  return true;
+  return backend.own(pgid);
 }
 
 /**
@@ -314,75 +49,29 @@ export function ownProcessGroup(pgid: number): boolean {
  */
 export function releaseProcessGroup(pgid: number): boolean {
   if (!isGroupNumber(pgid)) return false;
-  if (process.platform === 'win32') return releaseProcessWindows(pgid);
-  if (!owned.has(pgid)) return false;
-  const startTime = owned.get(pgid);
-  owned.delete(pgid);
-  disowned.delete(pgid);
-  disowned.set(pgid, startTime);
-  if (disowned.size > MAX_DISOWNED) disowned.delete(disowned.keys().next().value as number);
-  link?.notify({ verb: 'disown', pgid, startTime });
-  settle();
-  return true;
+  return backend.release(pgid);
 }
 
 /** The process groups currently guarded, in registration order. */
 export function ownedProcessGroups(): number[] {
-  if (process.platform === 'win32') return ownedWindowsPids();
-  pruneGone();
-  return [...owned.keys()];
+  return backend.owned();
 }
 
-export interface TerminateOptions {
-  /**
-   * How long the group has to exit after SIGTERM before SIGKILL: default 3000 ms; clamped to
-   * 0..600000 (Infinity waits the most, 10 minutes); anything that is not a number, or NaN,
-   * means the default.
-   */
-  graceMs?: number;
+/** The pid of this owner's death supervisor while one runs. */
+export function supervisorPid(): number | undefined {
+  return backend.supervisorPid();
 }
 
-export interface TerminateResult {
-  /** The group that was acted on, if any (undefined when the target names no group). */
-  pgid: number | undefined;
-  /** False when the target was not an owned group (nothing was signalled). */
-  owned: boolean;
-  /** True when members survived the grace and got SIGKILL. */
-  escalated: boolean;
-  /** True when no member of the group runs any more (always true when the target names no group). */
-  empty: boolean;
-}
-
-/** How long terminateOwned waits for a SIGKILLed group to empty. */
-const KILL_WAIT_MS = 2000;
-
-/**
- * terminateOwned calls admitted per turn of the event loop. Each reads the leader's stat and
- * signals its group: cheap alone, but hundreds started together would hold the loop for tens of
- * milliseconds (a signal wakes its target, which may take the CPU from us).
- */
-const TERMINATIONS_PER_TURN = 4;
-const admissions: Array<() => void> = [];
-
-/** Resolves on a later turn of the event loop, at most TERMINATIONS_PER_TURN callers per turn. */
-function takeTurn(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    admissions.push(resolve);
-    if (admissions.length === 1) setImmediate(admitSome);
-  });
-}
-
-function admitSome(): void {
-  const admitted = admissions.splice(0, TERMINATIONS_PER_TURN);
-  if (admissions.length > 0) setImmediate(admitSome);
-  for (const resolve of admitted) resolve();
+/** Whether no process of an owned group (the owned child's tree on Windows) runs any more. */
+export function ownedGroupIsEmpty(pgid: number): boolean {
+  return backend.isEmpty(pgid);
 }
 
 /**
  * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
- * the grace, and forgets the group. Never rejects, whatever it is given: a target that is not a
- * ChildProcess with a pid or a whole number (the rule ownProcessGroup applies) names no group.
- * Waiting costs a probe and a stat read per group per check, shared by all callers.
+ * the grace, and forgets the group (Windows: ends the child's job at once). Never rejects,
+ * whatever it is given: a target that is not a ChildProcess with a pid or a whole number (the
+ * rule ownProcessGroup applies) names no group.
  */
 export async function terminateOwned(
   target: ChildProcess | number,
@@ -391,33 +80,5 @@ export async function terminateOwned(
   const pgid = groupNumberOf(target);
   const graceMs = graceFrom(options);
   if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
-  if (process.platform === 'win32') return terminateOwnedWindows(pgid); // no polite step there
-  await takeTurn();
-  if (!owned.has(pgid)) {
-    return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
-  }
-  const startTime = owned.get(pgid);
-  if (checkGroupIdentity(pgid, startTime) !== 'ours') {
-    // Gone, or its number now names someone else's group: either way nothing of ours is left.
-    forget(pgid);
-    return { pgid, owned: true, escalated: false, empty: true };
-  }
-  let escalated = false;
-  let empty = false;
-  try {
-    signalGroup(pgid, 'SIGTERM');
-    empty = await waitForGroupEmpty(pgid, graceMs);
-    if (!empty) {
-      if (checkGroupIdentity(pgid, startTime) === 'ours') {
-        escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
-        empty = await waitForGroupEmpty(pgid, KILL_WAIT_MS);
-      } else {
-        empty = true;
-      }
-    }
-  } catch {
-    // Never into the caller; the state below tells what happened.
-  }
-  if (empty) forget(pgid);
-  return { pgid, owned: true, escalated, empty };
+  return backend.terminate(pgid, graceMs);
 }

@@ -112,7 +112,24 @@ export function planSupervisorLaunch(facts: LaunchFacts): LaunchPlan {
     return { ok: true, runtime: 'deno', command: [facts.execPath, 'run', '--allow-all', '--quiet', file.path], env: denoEnv };
   }
   // --v8-pool-size=0: the supervisor needs no V8 worker threads (7 threads become 4).
-  return { ok: true, runtime: 'node', command: [facts.execPath, '--v8-pool-size=0', file.path], env };
+  const flags = ['--v8-pool-size=0'];
+  if (knowsDisableSigusr1(facts.versions.node)) flags.push('--disable-sigusr1');
+  return { ok: true, runtime: 'node', command: [facts.execPath, ...flags, file.path], env };
+}
+
+/**
+ * Whether this Node takes --disable-sigusr1 (22.14 and later 22.x, 23.7 and later): then SIGUSR1
+ * cannot open the inspector even in the milliseconds before the supervisor's own listener is
+ * installed. Older Node rejects the flag (measured on 20.20.2: "bad option"), so it is only
+ * passed where the version says it is known; Electron, Bun and Deno are never given it (their
+ * flag handling is their own).
+ */
+export function knowsDisableSigusr1(nodeVersion: string | undefined): boolean {
+  const match = /^v?(\d+)\.(\d+)\./.exec(nodeVersion ?? '');
+  if (!match) return false;
+  const major = Number(match[1]);
+  const minor = Number(match[2]);
+  return major >= 24 || (major === 23 && minor >= 7) || (major === 22 && minor >= 14);
 }
 
 /** The facts of this very process. */

@@ -9,9 +9,16 @@ import { supervisorCommand, supervisorCommandOrWarn, supervisorEnvironment } fro
 // How the supervisor is started (runtime, file, environment) is decided in supervisor-launch.ts.
 export { supervisorCommand, supervisorEnvironment };
 
-/** Restarts allowed within RESTART_WINDOW_MS before the link stops trying until the next registration. */
+/**
+ * Restarts allowed within RESTART_WINDOW_MS. Past that the link gives up for a while: it tries
+ * again once the window has room (or at the next registration), later after each consecutive
+ * give-up, so a steady tree is not left unguarded for good and a supervisor that cannot live
+ * costs no busy loop.
+ */
 const MAX_RESTARTS = 5;
 const RESTART_WINDOW_MS = 10_000;
+/** The longest pause between give-up and the next try. */
+const MAX_RETRY_DELAY_MS = 5 * 60_000;
 
 export interface LinkConfig {
   ownerToken: string;
@@ -28,7 +35,13 @@ const PERMANENT_EXITS = new Set([2, 64]);
 export class SupervisorLink {
   private child: ChildProcess | undefined;
   private restarts: number[] = [];
-  private warnedGiveUp = false;
+  /** When the running supervisor was started (a long life resets the back-off). */
+  private startedAt = 0;
+  /** Give-ups in a row without a supervisor that lived a whole window. */
+  private giveUps = 0;
+  /** The running supervisor is the one try after a give-up: dying young, it means another give-up. */
+  private onProbation = false;
+  private retryTimer: NodeJS.Timeout | undefined;
   private releasing = new Set<Promise<void>>();
   /** Lines from notify() not yet written: flushed together, before any other write. */
   private pending = '';
@@ -85,6 +98,7 @@ export class SupervisorLink {
    * it has exited. Any later registration starts a fresh one.
    */
   release(): Promise<void> {
+    this.cancelRetry();
     const child = this.child;
     if (!child) return Promise.all(this.releasing).then(() => undefined);
     this.child = undefined;
@@ -101,6 +115,8 @@ export class SupervisorLink {
   }
 
   private start(): void {
+    this.cancelRetry();
+    this.onProbation = false;
     // A fresh supervisor gets the whole replay, which already says what the batch would.
     this.pending = '';
     let parentPgid: number;
@@ -135,6 +151,7 @@ export class SupervisorLink {
       return;
     }
     this.child = child;
+    this.startedAt = Date.now();
     child.unref();
     const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
     stdin?.unref?.();
@@ -171,16 +188,43 @@ export class SupervisorLink {
     }
     if (!this.config.needed()) return;
     const now = Date.now();
+    const livedLong = now - this.startedAt >= RESTART_WINDOW_MS;
+    if (livedLong) this.giveUps = 0;
     this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
-    if (this.restarts.length >= MAX_RESTARTS) {
-      if (!this.warnedGiveUp) {
-        this.warn('the death supervisor keeps dying; owned groups are unguarded until the next registration');
-        this.warnedGiveUp = true;
-      }
+    if (this.restarts.length >= MAX_RESTARTS || (this.onProbation && !livedLong)) {
+      this.giveUp(now);
       return;
     }
     this.restarts.push(now);
     this.start();
+  }
+
+  /**
+   * Too many deaths in the window: one warning, then one try once the window has room, pushed
+   * further out (10, 30, 70 s ... more, capped) by each give-up in a row. That try is on
+   * probation: if it dies young too, that is the next give-up, not a new burst of restarts.
+   */
+  private giveUp(now: number): void {
+    const windowFrees = this.restarts.length > 0 ? RESTART_WINDOW_MS - (now - this.restarts[0]!) : 0;
+    const delay = Math.min(Math.max(windowFrees, 0) + RESTART_WINDOW_MS * (2 ** this.giveUps - 1), MAX_RETRY_DELAY_MS);
+    this.giveUps += 1;
+    this.warn(`the death supervisor keeps dying; owned groups are unguarded for ${Math.ceil(delay / 1000)} s, until it is started again`);
+    this.cancelRetry();
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (this.child || !this.config.needed()) return;
+      this.restarts.push(Date.now());
+      this.start();
+      this.onProbation = this.child !== undefined;
+    }, delay);
+    // The retry must not keep the owner alive.
+    this.retryTimer.unref();
+  }
+
+  private cancelRetry(): void {
+    if (this.retryTimer === undefined) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   private warn(message: string): void {

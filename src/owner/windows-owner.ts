@@ -25,7 +25,7 @@ import {
   type Handle,
 } from '../sys/windows-jobs.js';
 import { waitUntil } from '../sys/wait.js';
-import type { TerminateResult } from './owned-groups.js';
+import type { OwnerBackend, TerminateResult } from './owner-backend.js';
 
 interface OwnedChild {
   job: Handle;
@@ -216,3 +216,15 @@ export async function terminateOwnedWindows(pid: number | undefined): Promise<Te
   if (empty) forget(pid);
   return { pgid: pid, owned: true, escalated, empty };
 }
+
+export const windowsOwner: OwnerBackend = {
+  spawn: spawnOwnedWindows,
+  own: ownProcessWindows,
+  release: releaseProcessWindows,
+  owned: ownedWindowsPids,
+  // There is no polite step to give (see terminateOwnedWindows): the grace does not apply.
+  terminate: (pid) => terminateOwnedWindows(pid),
+  isEmpty: ownedTreeIsEmptyWindows,
+  // No supervisor: the kernel ends a kill-on-close job when this process's handles close.
+  supervisorPid: () => undefined,
+};

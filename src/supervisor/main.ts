@@ -144,8 +144,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
 
 /** Entry point shared by `leash supervise` and direct execution of this file. */
 export async function supervisorMain(argv: readonly string[]): Promise<number> {
-  // First of all: from here on no signal that can be caught ends us, stops us or opens a
-  // debugger (SIGUSR1); EOF on stdin is the only way to stop.
+  // First of all: from here on no signal Node can catch ends us, stops us or opens a debugger
+  // (SIGUSR1). SIGKILL, faults and the real-time signals still end us: the owner replaces us.
   holdCatchableSignals();
   const options = parseSupervisorArgs(argv);
   if (typeof options === 'string') {

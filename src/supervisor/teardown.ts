@@ -1,6 +1,9 @@
 // What the death supervisor does once its owner is gone: TERM every registered group that is
-// provably still the one registered, and every process carrying the owner's token; wait for
-// them to empty (zombies count as empty); KILL what is left after the grace.
+// provably still the one registered, every process that left one of them but still descends from
+// it, and every process carrying the owner's token; wait for them to empty (zombies count as
+// empty); KILL what is left after the grace.
+import { hasProcfs } from '../sys/procfs.js';
+import { descendantsOutsideGroups } from '../sys/tree.js';
 import {
   checkGroupIdentity,
   findEnvironmentCarriers,
@@ -30,7 +33,7 @@ export interface TeardownReport {
   termedGroups: number[];
   /** Registered groups left alone because their number now names another group. */
   staleGroups: number[];
-  /** Token-carrying processes outside those groups that were signalled. */
+  /** Processes outside those groups that were signalled: descendants that left them, token carriers. */
   strays: number[];
   /** Groups or processes that were still alive after the grace and got SIGKILL. */
   killed: number;
@@ -50,32 +53,55 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
   checkGroupIdentity(ownPgid, undefined);
   isProcessAlive(process.pid);
   liveGroups([ownPgid]);
+  if (hasProcfs()) descendantsOutsideGroups(new Set([ownPgid]));
   await tearDown({ groups: new Map(), graceMs: 0 });
 }
 
 export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const report: TeardownReport = { termedGroups: [], staleGroups: [], strays: [], killed: 0 };
 
-  // Registered groups first: they are the common case and must not wait on the sweep.
+  // Registered groups first: they are the common case and must not wait on the sweep. Where
+  // /proc can show their descendants, they are frozen (SIGSTOP) rather than ended: a member that
+  // exits hands its children to init, and a process that left the group with setsid and a
+  // scrubbed environment is then found by nothing. Frozen, no member exits or forks while one
+  // scan of /proc finds who still descends from them; then they get SIGTERM and SIGCONT.
+  const freeze = hasProcfs() && plan.groups.size > 0;
+  const ours: number[] = [];
   for (const [pgid, startTime] of plan.groups) {
     const identity = checkGroupIdentity(pgid, startTime);
     if (identity === 'stale') report.staleGroups.push(pgid);
     if (identity !== 'ours') continue;
-    if (signalGroup(pgid, 'SIGTERM') === 'sent') report.termedGroups.push(pgid);
+    if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
   }
-  const groups = new Set(report.termedGroups);
+  const groups = new Set(ours);
 
-  // Then whatever carries the token outside those groups: the spawn gap and setsid escapees.
-  // Returns how many newcomers it found (and signalled).
   const strays = new Map<number, ProcessMark>();
+  const signalStray = (mark: ProcessMark, signal: NodeJS.Signals) => {
+    strays.set(mark.pid, mark);
+    signalProcess(mark.pid, signal);
+    report.strays.push(mark.pid);
+  };
+  if (freeze) {
+    for (const stat of descendantsOutsideGroups(groups)) {
+      if (stat.pid === process.pid || isSpared(stat.pgid, plan.disowned)) continue;
+      signalStray(stat, 'SIGTERM');
+    }
+    for (const pgid of groups) {
+      signalGroup(pgid, 'SIGTERM');
+      // A member stopped with a TERM handler would hold the signal until SIGKILL.
+      signalGroup(pgid, 'SIGCONT');
+    }
+  }
+  report.termedGroups.push(...ours);
+
+  // Then whatever carries the token outside those groups: the spawn gap, and escapees whose
+  // parent chain no longer leads into a group. Returns how many newcomers it found (and signalled).
   const sweep = (signal: NodeJS.Signals): number => {
     if (!plan.ownerToken) return 0;
     let newcomers = 0;
     for (const mark of findEnvironmentCarriers(`${OWNER_TOKEN_VARIABLE}=${plan.ownerToken}`)) {
       if (strays.has(mark.pid) || groups.has(mark.pgid) || isSpared(mark.pgid, plan.disowned)) continue;
-      strays.set(mark.pid, mark);
-      signalProcess(mark.pid, signal);
-      report.strays.push(mark.pid);
+      signalStray(mark, signal);
       newcomers += 1;
     }
     return newcomers;

@@ -1,7 +1,7 @@
 // The descendants of one process, from procfs. The kernel's per-thread children lists make this
 // cost per process in the tree rather than per process on the machine; where a kernel lacks them
 // we scan all of /proc. Standard library only.
-import { readChildren, readProcStat, scanAllStats, type ProcStat } from './procfs.js';
+import { isDeadState, readChildren, readProcStat, scanAllStats, type ProcStat } from './procfs.js';
 
 /** Descendants of a process by pid, zombies included (their state says so). */
 export type ProcessTree = Map<number, ProcStat>;
@@ -106,4 +106,46 @@ export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): Pro
   const last = walkOnce(root);
   for (const [pid, stat] of previous) if (!last.has(pid)) last.set(pid, stat);
   return last;
+}
+
+/**
+ * Live processes outside the groups `pgids` whose parent chain leads into a member of one of
+ * them (a descendant that left with setsid or setpgid, whatever its environment). A group whose
+ * leader runs is walked from its leader through the children files, at a cost per process in its
+ * tree; the groups whose leader is gone need one scan of /proc for all of them. Meant for groups
+ * that cannot change meanwhile (stopped). Not seen: a process whose parent chain is broken (its
+ * parent exited and it was reparented to init or a subreaper), and, in a group whose leader
+ * runs, what descends from a member that is not the leader's descendant.
+ */
+export function descendantsOutsideGroups(pgids: ReadonlySet<number>): ProcStat[] {
+  const found = new Map<number, ProcStat>();
+  const keep = (stat: ProcStat) => {
+    if (!pgids.has(stat.pgid) && !isDeadState(stat.state)) found.set(stat.pid, stat);
+  };
+  const leaderless = new Set<number>();
+  for (const pgid of pgids) {
+    const leader = readProcStat(pgid);
+    if (!leader || leader.pgid !== pgid || isDeadState(leader.state)) leaderless.add(pgid);
+    else for (const stat of walkOnce(pgid).values()) keep(stat);
+  }
+  if (leaderless.size === 0) return [...found.values()];
+
+  const byParent = new Map<number, ProcStat[]>();
+  const pending: number[] = [];
+  for (const stat of scanAllStats()) {
+    const siblings = byParent.get(stat.ppid);
+    if (siblings) siblings.push(stat);
+    else byParent.set(stat.ppid, [stat]);
+    if (leaderless.has(stat.pgid)) pending.push(stat.pid);
+  }
+  const seen = new Set(pending);
+  while (pending.length > 0) {
+    for (const child of byParent.get(pending.pop() as number) ?? []) {
+      if (seen.has(child.pid)) continue;
+      seen.add(child.pid);
+      pending.push(child.pid);
+      keep(child);
+    }
+  }
+  return [...found.values()];
 }

@@ -33,6 +33,18 @@ describe('supervisor launch decision', () => {
     assert.deepEqual(plan.env, { PATH: '/usr/bin', UV_THREADPOOL_SIZE: '1' });
   });
 
+  it('plain Node that knows --disable-sigusr1 (22.14+, 23.7+) gets it; older Node does not', () => {
+    const command = (node: string) => ok(planSupervisorLaunch(facts({ versions: { node } }))).command;
+    for (const node of ['22.14.0', '22.20.1', '23.7.0', '24.0.0', '25.1.0']) {
+      assert.deepEqual(command(node), ['/usr/bin/node', '--v8-pool-size=0', '--disable-sigusr1', BUNDLE], node);
+    }
+    for (const node of ['20.20.2', '22.12.0', '22.13.1', '23.6.1', 'weird']) {
+      assert.deepEqual(command(node), ['/usr/bin/node', '--v8-pool-size=0', BUNDLE], node);
+    }
+    const electron = ok(planSupervisorLaunch(facts({ execPath: '/opt/App/app', versions: { node: '22.20.0', electron: '38.0.0' } })));
+    assert.deepEqual(electron.command, ['/opt/App/app', BUNDLE]);
+  });
+
   it('falls back to the ES entry when the bundle was not built', () => {
     const entry = `${PKG}/supervisor/entry.js`;
     assert.equal(ok(planSupervisorLaunch(facts({ files: [entry] }))).command.at(-1), entry);

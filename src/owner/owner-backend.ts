@@ -1,0 +1,43 @@
+// The one seam between the public owner API (owned-groups.ts) and a platform's way of owning
+// processes: process groups and a death supervisor on POSIX (posix-owner.ts), Job Objects on
+// Windows (windows-owner.ts). The API validates its arguments once and hands them to the backend
+// chosen here; no other owner file asks which platform it runs on.
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
+
+export interface TerminateOptions {
+  /**
+   * How long the group has to exit after SIGTERM before SIGKILL: default 3000 ms; clamped to
+   * 0..600000 (Infinity waits the most, 10 minutes); anything that is not a number, or NaN,
+   * means the default.
+   */
+  graceMs?: number;
+}
+
+export interface TerminateResult {
+  /** The group that was acted on, if any (undefined when the target names no group). */
+  pgid: number | undefined;
+  /** False when the target was not an owned group (nothing was signalled). */
+  owned: boolean;
+  /** True when members survived the grace and got SIGKILL. */
+  escalated: boolean;
+  /** True when no member of the group runs any more (always true when the target names no group). */
+  empty: boolean;
+}
+
+/** What a platform provides; arguments arrive already validated by the public API. */
+export interface OwnerBackend {
+  /** Spawns `command` so that it (and what it starts) dies with this process. */
+  spawn(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
+  /** Guards a group (POSIX) or process (Windows) started elsewhere; false, with a warning, if it cannot. */
+  own(pgid: number): boolean;
+  /** Stops guarding it on purpose. */
+  release(pgid: number): boolean;
+  /** What is guarded now. */
+  owned(): number[];
+  /** Ends an owned group or tree, within `graceMs` where the platform has a polite step. */
+  terminate(pgid: number, graceMs: number): Promise<TerminateResult>;
+  /** Whether no process of the group (POSIX) or of the owned child's tree (Windows) runs any more. */
+  isEmpty(pgid: number): boolean;
+  /** The death supervisor's pid while one runs (POSIX only). */
+  supervisorPid(): number | undefined;
+}

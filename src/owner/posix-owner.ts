@@ -1,0 +1,380 @@
+// The owner library on POSIX: process groups that die with this process. The in-memory map below
+// is the record of truth; the death supervisor holds a copy that is replayed whenever it is replaced.
+import {
+  spawn,
+  type ChildProcess,
+  type SpawnOptions,
+} from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
+import { isSpared } from '../supervisor/teardown.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import {
+  checkGroupIdentity,
+  isProcessAlive,
+  liveMemberCounts,
+  ownProcessGroupId,
+  groupLeaderIdentity,
+  signalGroup,
+  type ProcessMark,
+} from '../sys/processes.js';
+import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
+import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
+import { SupervisorLink } from './supervisor-link.js';
+import type { OwnerBackend, TerminateResult } from './owner-backend.js';
+import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
+
+/** pgid -> leader start time at registration (undefined where the platform cannot tell). */
+const owned = new Map<number, number | undefined>();
+/**
+ * Groups let go on purpose with releaseProcessGroup, by identity: their members still carry our
+ * token, so every supervisor is told to spare them. Bounded; gone groups are pruned.
+ */
+const disowned = new Map<number, number | undefined>();
+const MAX_DISOWNED = 4096;
+let link: SupervisorLink | undefined;
+let ownerToken: string | undefined;
+
+/** The token every owned child carries in LEASH_OWNER_TOKEN; one per owner process. */
+export function ownerTokenValue(): string {
+  ownerToken ??= randomBytes(12).toString('hex');
+  return ownerToken;
+}
+
+/** The supervisor's grace: LEASH_GRACE_MS by the rule both grace settings share (src/config/grace.ts). */
+function supervisorGraceMs(): number {
+  return graceFromEnvironment(process.env, LIBRARY_GRACE, (message) => process.emitWarning(message, { code: 'LEASH_CONFIG' }));
+}
+
+/**
+ * Whether processes carrying our token may live outside every owned group (setsid escapees):
+ * 'unknown' from the first spawn until a scan has looked, 'none' or 'some' after one.
+ */
+let strays: 'none' | 'unknown' | 'some' = 'none';
+/** Bumped by every spawn: a scan that started before one cannot vouch for 'none'. */
+let spawnGeneration = 0;
+let strayScan: Promise<void> | undefined;
+
+function supervisor(): SupervisorLink {
+  link ??= new SupervisorLink({
+    ownerToken: ownerTokenValue(),
+    graceMs: supervisorGraceMs(),
+    replay: () => [
+      ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
+      ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
+    ],
+    needed: () => owned.size > 0 || strays !== 'none',
+  });
+  return link;
+}
+
+/**
+ * Looks for live processes carrying our token outside every owned group and every group we let
+ * go: descendants that left their group with setsid, whose group may be long gone. Reads every
+ * environ on the machine, a slice at a time (Linux only); one scan at a time.
+ */
+function scanForStrays(): Promise<void> {
+  strayScan ??= (async () => {
+    const generation = spawnGeneration;
+    let found: ProcessMark[] | undefined;
+    try {
+      found = await findEnvironmentCarriersInSlices(`${OWNER_TOKEN_VARIABLE}=${ownerTokenValue()}`);
+    } catch {
+      found = undefined;
+    }
+    const some = found === undefined || found.some((mark) => !owned.has(mark.pgid) && !isSpared(mark.pgid, disowned));
+    if (some) strays = 'some';
+    else if (generation === spawnGeneration) strays = 'none';
+  })().finally(() => {
+    strayScan = undefined;
+  });
+  return strayScan;
+}
+
+/**
+ * Nothing is owned any more: release the supervisor, unless token carriers outlived their
+ * groups. Those stay guarded (the supervisor sweeps them if we die) and are looked at again on
+ * the prune tick. Whether any are left is known without a scan only when no child was spawned
+ * since the last one.
+ */
+function settle(): void {
+  if (owned.size > 0) return;
+  if (link?.pid === undefined || strays === 'none') {
+    stopPruning();
+    void link?.release();
+    return;
+  }
+  void scanForStrays().then(() => {
+    if (owned.size > 0) return;
+    if (strays === 'none') {
+      stopPruning();
+      void link?.release();
+    } else {
+      startPruning();
+    }
+  });
+}
+
+/** The pid of this owner's death supervisor while one runs. */
+function supervisorPid(): number | undefined {
+  return link?.pid;
+}
+
+/**
+ * Groups can empty without any event reaching us (a leaderless group's last member exits, or a
+ * group handed to ownProcessGroup ends). A slow, unref'd check forgets them, so an owner whose
+ * children are all gone releases its supervisor. Done in slices: the event loop is never held
+ * for more than a slice.
+ */
+const PRUNE_INTERVAL_MS = 5000;
+/** Groups looked at per slice of the prune before the event loop gets a turn. */
+const PRUNE_SLICE = 64;
+let pruneTimer: NodeJS.Timeout | undefined;
+let pruning = false;
+
+function startPruning(): void {
+  if (pruneTimer) return;
+  pruneTimer = setInterval(() => {
+    if (pruning) return;
+    pruning = true;
+    void pruneThoroughly()
+      .catch(() => {})
+      .finally(() => {
+        pruning = false;
+        settle();
+      });
+  }, PRUNE_INTERVAL_MS);
+  pruneTimer.unref();
+}
+
+function stopPruning(): void {
+  clearInterval(pruneTimer);
+  pruneTimer = undefined;
+}
+
+function register(pgid: number, startTime: number | undefined): void {
+  owned.set(pgid, startTime);
+  disowned.delete(pgid);
+  // One probe per registration keeps the set from filling with gone groups between prune
+  // ticks, at a cost that does not grow with the set.
+  pruneSome(1, pgid);
+  supervisor().send({ verb: 'register', pgid, startTime });
+  startPruning();
+}
+
+function forget(pgid: number): void {
+  if (!owned.delete(pgid)) return;
+  link?.notify({ verb: 'unregister', pgid });
+  settle();
+}
+
+/** Where pruneSome goes on from: a live iterator over the owned set. */
+let pruneCursor: Iterator<number> | undefined;
+
+/** Probes the next `count` owned groups (round-robin) and forgets those that are gone (ESRCH). */
+function pruneSome(count: number, except: number): void {
+  for (let i = 0; i < count; i += 1) {
+    let next = pruneCursor?.next();
+    if (!next || next.done) {
+      pruneCursor = owned.keys();
+      next = pruneCursor.next();
+      if (next.done) return;
+    }
+    if (next.value !== except && signalGroup(next.value, 0) === 'gone') forget(next.value);
+  }
+}
+
+/** Forgets every group the probe says is gone (ESRCH): one probe per group. */
+function pruneGone(): void {
+  for (const pgid of [...owned.keys()]) if (signalGroup(pgid, 0) === 'gone') forget(pgid);
+}
+
+/**
+ * Forgets groups that are provably gone: the group probe says ESRCH, its number now names
+ * another group, or the leader is gone and every member left is a zombie (which never runs
+ * again). Doubt, such as EPERM, keeps a group.
+ */
+async function pruneThoroughly(): Promise<void> {
+  const leaderless = new Map<number, number | undefined>();
+  let looked = 0;
+  for (const [pgid, startTime] of [...owned]) {
+    if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
+    // Re-registered or forgotten meanwhile: not the entry this pass is about.
+    if (!owned.has(pgid) || owned.get(pgid) !== startTime) continue;
+    const probe = signalGroup(pgid, 0);
+    if (probe === 'gone') {
+      forget(pgid);
+      continue;
+    }
+    if (probe !== 'sent') continue;
+    // A recycled number is not our group, however alive it is.
+    if (checkGroupIdentity(pgid, startTime) !== 'ours') forget(pgid);
+    else if (!isProcessAlive(pgid, startTime)) leaderless.set(pgid, startTime);
+  }
+  if (leaderless.size > 0) {
+    for (const [pgid, live] of await liveMemberCountsInSlices(new Set(leaderless.keys()))) {
+      if (live === 0 && owned.has(pgid) && owned.get(pgid) === leaderless.get(pgid)) forget(pgid);
+    }
+  }
+  looked = 0;
+  for (const [pgid, startTime] of [...disowned]) {
+    if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
+    if (disowned.get(pgid) === startTime && checkGroupIdentity(pgid, startTime) !== 'ours') disowned.delete(pgid);
+  }
+}
+
+/**
+ * `child_process.spawn`, except that the child leads a new process group (and session) that
+ * is registered with this process's death supervisor before the call returns. `detached` is
+ * always true.
+ */
+function spawnOwned(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+  // The supervisor exists before the child does, so the token sweep covers the spawn gap.
+  supervisor().ensure();
+  const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
+  let child: ChildProcess;
+  try {
+    // detached-spawn: ok — this is the owned-spawn helper; the group is registered just below.
+    child = spawn(command, args, { ...options, env, detached: true });
+  } catch (error) {
+    // Bad arguments throw as they would from spawn; the supervisor started for them goes.
+    settle();
+    throw error;
+  }
+  const pid = child.pid;
+  if (pid === undefined) {
+    // The spawn failed (ENOENT, EACCES...): the 'error' event tells the caller; nothing to own.
+    settle();
+    return child;
+  }
+  // From now on a process carries our token and may leave its group: only a scan can say otherwise.
+  strays = 'unknown';
+  spawnGeneration += 1;
+  register(pid, groupLeaderIdentity(pid));
+  child.once('exit', () => {
+    // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
+    // once nothing is left.
+    if (owned.has(pid) && signalGroup(pid, 0) === 'gone') forget(pid);
+  });
+  return child;
+}
+
+/**
+ * Guards a process group that other code spawned (say, an SDK that spawns with detached: true).
+ * Returns false, with a warning, when the group does not exist or may not be signalled.
+ */
+function ownProcessGroup(pgid: number): boolean {
+  let ownPgid: number | undefined;
+  try {
+    ownPgid = ownProcessGroupId();
+  } catch {
+    ownPgid = undefined;
+  }
+  if (pgid <= 1 || pgid === ownPgid) {
+    process.emitWarning(`ownProcessGroup: refusing process group ${pgid} (init, or this process's own group)`, {
+      code: 'LEASH_UNSAFE_GROUP',
+    });
+    return false;
+  }
+  if (signalGroup(pgid, 0) === 'gone') {
+    process.emitWarning(
+      `ownProcessGroup: no process group ${pgid} exists (spawn the child with detached: true so it leads one)`,
+      { code: 'LEASH_NO_GROUP' },
+    );
+    return false;
+  }
+  register(pgid, groupLeaderIdentity(pgid));
+  return true;
+}
+
+/**
+ * Stops guarding a group on purpose: it will no longer be signalled when this process dies,
+ * and the token sweep spares its members while the group is provably still that one.
+ */
+function releaseProcessGroup(pgid: number): boolean {
+  if (!owned.has(pgid)) return false;
+  const startTime = owned.get(pgid);
+  owned.delete(pgid);
+  disowned.delete(pgid);
+  disowned.set(pgid, startTime);
+  if (disowned.size > MAX_DISOWNED) disowned.delete(disowned.keys().next().value as number);
+  link?.notify({ verb: 'disown', pgid, startTime });
+  settle();
+  return true;
+}
+
+/** The process groups currently guarded, in registration order. */
+function ownedProcessGroups(): number[] {
+  pruneGone();
+  return [...owned.keys()];
+}
+
+/** How long terminateOwned waits for a SIGKILLed group to empty. */
+const KILL_WAIT_MS = 2000;
+
+/**
+ * terminateOwned calls admitted per turn of the event loop. Each reads the leader's stat and
+ * signals its group: cheap alone, but hundreds started together would hold the loop for tens of
+ * milliseconds (a signal wakes its target, which may take the CPU from us).
+ */
+const TERMINATIONS_PER_TURN = 4;
+const admissions: Array<() => void> = [];
+
+/** Resolves on a later turn of the event loop, at most TERMINATIONS_PER_TURN callers per turn. */
+function takeTurn(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    admissions.push(resolve);
+    if (admissions.length === 1) setImmediate(admitSome);
+  });
+}
+
+function admitSome(): void {
+  const admitted = admissions.splice(0, TERMINATIONS_PER_TURN);
+  if (admissions.length > 0) setImmediate(admitSome);
+  for (const resolve of admitted) resolve();
+}
+
+/**
+ * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
+ * the grace, and forgets the group. Never rejects. Waiting costs a probe and a stat read per group per check, shared by all callers.
+ */
+async function terminateOwned(pgid: number, graceMs: number): Promise<TerminateResult> {
+  await takeTurn();
+  if (!owned.has(pgid)) {
+    return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
+  }
+  const startTime = owned.get(pgid);
+  if (checkGroupIdentity(pgid, startTime) !== 'ours') {
+    // Gone, or its number now names someone else's group: either way nothing of ours is left.
+    forget(pgid);
+    return { pgid, owned: true, escalated: false, empty: true };
+  }
+  let escalated = false;
+  let empty = false;
+  try {
+    signalGroup(pgid, 'SIGTERM');
+    empty = await waitForGroupEmpty(pgid, graceMs);
+    if (!empty) {
+      if (checkGroupIdentity(pgid, startTime) === 'ours') {
+        escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
+        empty = await waitForGroupEmpty(pgid, KILL_WAIT_MS);
+      } else {
+        empty = true;
+      }
+    }
+  } catch {
+    // Never into the caller; the state below tells what happened.
+  }
+  if (empty) forget(pgid);
+  return { pgid, owned: true, escalated, empty };
+}
+
+export const posixOwner: OwnerBackend = {
+  spawn: spawnOwned,
+  own: ownProcessGroup,
+  release: releaseProcessGroup,
+  owned: ownedProcessGroups,
+  terminate: terminateOwned,
+  isEmpty: (pgid) => (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0,
+  supervisorPid,
+};
