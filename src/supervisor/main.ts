@@ -8,7 +8,7 @@ import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpTeardown } from './teardown.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
-import { openStderrWriter } from '../sys/nonblocking-stderr.js';
+import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
 
 export const SUPERVISOR_USAGE =

@@ -1,6 +1,6 @@
 // The supervisor's messages on stderr, rate-limited: whatever the owner (or anyone holding the
 // pipe) sends, stderr gets at most a few lines a second, and a count of what was held back.
-import { openStderrWriter, type StderrWriter } from '../sys/nonblocking-stderr.js';
+import { openStderrWriter, type StderrWriter } from '../sys/safe-output.js';
 
 /** Messages allowed per window; the rest are counted and summarised. */
 const BURST = 5;

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Notices } from '../../src/supervisor/notices.js';
-import type { StderrWriter } from '../../src/sys/nonblocking-stderr.js';
+import type { StderrWriter } from '../../src/sys/safe-output.js';
 
 function recorder(): StderrWriter & { lines: string[] } {
   const lines: string[] = [];
