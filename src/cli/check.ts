@@ -1,0 +1,40 @@
+// `leash check` lives in its own package, proc-leash-check, so that the core installs without its
+// parsers (typescript, tree-sitter: ~46 MB). This finds that package — next to the core first (the
+// same node_modules), then from the project the command runs in — and hands it the arguments.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const CHECK_PACKAGE = 'proc-leash-check';
+/** Exit status when the check cannot run at all, the same as the check's own. */
+const EXIT_CANNOT_RUN = 2;
+
+type CheckMain = (argv: string[]) => Promise<number>;
+
+/** Where Node finds proc-leash-check's ES entry from `bases` in order, if anywhere. */
+export function locateCheck(bases: readonly string[]): string | undefined {
+  for (const base of bases) {
+    try {
+      // `import` would pick the ES entry, require.resolve the CommonJS one: ask for the manifest
+      // (exported as ./package.json) and take the ES entry beside it.
+      const manifest = createRequire(base).resolve(`${CHECK_PACKAGE}/package.json`);
+      return join(manifest, '..', 'dist', 'index.js');
+    } catch {
+      // not installed there: try the next place
+    }
+  }
+  return undefined;
+}
+
+export async function checkCommand(argv: string[]): Promise<number> {
+  const entry = locateCheck([import.meta.url, join(process.cwd(), 'package.json')]);
+  if (!entry) {
+    process.stderr.write(
+      `leash check needs the ${CHECK_PACKAGE} package (the check and its parsers are installed apart from the core):\n` +
+        `  npm install -D ${CHECK_PACKAGE}\n`,
+    );
+    return EXIT_CANNOT_RUN;
+  }
+  const { checkMain } = (await import(pathToFileURL(entry).href)) as { checkMain: CheckMain };
+  return checkMain(argv);
+}
