@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { identityState, ownIdentity } from '../../src/sys/process-identity.js';
-import { readCommandLine } from '../../src/sys/procfs.js';
+import { catchesSignals, readCommandLine } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, exited, markedEnv, markedPids, waitForGone } from '../helpers/processes.js';
 import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
@@ -70,6 +71,11 @@ test('the guard SIGKILLed first, then leash: a replacement guard still takes the
   let second: number | undefined;
   assert.ok(await waitUntil(() => (second = guardOf(leashPid)) !== undefined && second !== first, 10_000),
     `no replacement guard: ${leash.stderr()}`);
+  // leash writes the replay into the replacement's pipe just after spawn() returns, while the
+  // process is already visible here: a SIGKILL in that gap would test a guard that knows no group.
+  // Once the replacement's Node has started and installed its handlers, the replay is long written.
+  const { SIGINT, SIGHUP } = osConstants.signals;
+  assert.ok(await waitUntil(() => catchesSignals(second!, [SIGINT, SIGHUP]), 10_000), 'the replacement guard never started');
   // The replacement knows the tree's groups (replayed) and its token.
   assert.ok(tree.every((pid) => isProcessAlive(pid)), 'the tree is untouched by the guard\'s death');
   signalProcess(leashPid, 'SIGKILL');
