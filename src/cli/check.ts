@@ -1,8 +1,9 @@
 // `leash check` lives in its own package, proc-leash-check, so that the core installs without its
-// parsers (typescript, tree-sitter: ~46 MB). This finds that package — next to the core first (the
+// parsers (typescript, tree-sitter: ~44 MB). This finds that package — next to the core first (the
 // same node_modules), then from the project the command runs in — and hands it the arguments.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const CHECK_PACKAGE = 'proc-leash-check';
@@ -15,10 +16,11 @@ type CheckMain = (argv: string[]) => Promise<number>;
 export function locateCheck(bases: readonly string[]): string | undefined {
   for (const base of bases) {
     try {
-      // `import` would pick the ES entry, require.resolve the CommonJS one: ask for the manifest
-      // (exported as ./package.json) and take the ES entry beside it.
+      // require.resolve would pick the CommonJS entry: find the manifest (exported as
+      // ./package.json) and take the ES entry it names.
       const manifest = createRequire(base).resolve(`${CHECK_PACKAGE}/package.json`);
-      return join(manifest, '..', 'dist', 'index.js');
+      const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': { default: string } } };
+      return join(dirname(manifest), exports['.'].default);
     } catch {
       // not installed there: try the next place
     }
