@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { identityState, ownIdentity } from '../../src/sys/process-identity.js';
-import { catchesSignals, readCommandLine } from '../../src/sys/procfs.js';
+import { catchesSignals, readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, exited, markedEnv, markedPids, waitForGone } from '../helpers/processes.js';
 import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
@@ -21,6 +21,7 @@ import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash } from 
  * one in a group of its own): only the groups leash registered with its guard can reach those.
  */
 const EVERY_SHAPE = [
+  'sleep 59 &', // the pacer: see settledAndSeen
   'sleep 60 &',
   '(sleep 61 &)',
   'setsid sleep 62 &',
@@ -29,12 +30,32 @@ const EVERY_SHAPE = [
   'setsid env -u LEASH_OWNER_TOKEN sleep 65 &',
   'wait',
 ].join('\n');
-const EVERY_SHAPE_SIZE = 7;
+const EVERY_SHAPE_SIZE = 8;
 
 /** Waits until leash's own walk (as its state document says) has seen the whole tree. */
 async function seenByLeash(state: string, size: number, stderr: () => string): Promise<void> {
   assert.ok(await waitUntil(() => (readJson(state)?.active_children as number) >= size, 10_000),
     `leash never saw ${size} processes: ${JSON.stringify(readJson(state))} ${stderr()}`);
+}
+
+/**
+ * Waits until the tree has settled — every process past its last exec, so in its final group — and
+ * leash has walked it since. leash counts a `setsid` child from its fork on, and gives its guard the
+ * new group only at its next walk (up to 5 s later once the tree holds still): a SIGKILL before that
+ * walk would leave the token-less process in it, which tests that race rather than the guard. The
+ * proof of a later walk: the pacer (`sleep 59`) is ended here, and leash's state counts it gone.
+ * Returns the tree without the pacer.
+ */
+async function settledAndSeen(leashPid: number, tree: number[], state: string, stderr: () => string): Promise<number[]> {
+  const isRunner = (pid: number) => readProcStat(pid)?.ppid === leashPid && readCommandLine(pid)?.[0] === 'sh';
+  assert.ok(await waitUntil(() => liveDescendantsOf(leashPid).every((pid) => isRunner(pid) || readCommandLine(pid)?.[0] === 'sleep'), 10_000),
+    `the tree never settled: ${stderr()}`);
+  const pacer = tree.find((pid) => readCommandLine(pid)?.join(' ') === 'sleep 59');
+  assert.ok(pacer !== undefined, 'the pacer is in the tree');
+  signalProcess(pacer, 'SIGKILL');
+  assert.ok(await waitUntil(() => (readJson(state)?.active_children as number) < EVERY_SHAPE_SIZE, 15_000),
+    `leash never saw the pacer go: ${JSON.stringify(readJson(state))} ${stderr()}`);
+  return tree.filter((pid) => pid !== pacer);
 }
 
 async function runningTree(leashPid: number, size: number, stderr: () => string): Promise<number[]> {
@@ -46,8 +67,8 @@ test('leash run SIGKILLed: its guard takes down groups, adopted orphans and sets
   const { mark, state } = markedScratch(t);
   const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
   const leashPid = leash.child.pid as number;
-  const tree = await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr);
   await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
+  const tree = await settledAndSeen(leashPid, await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr), state, leash.stderr);
   const guard = guardOf(leashPid);
   assert.ok(guard !== undefined, 'leash run started its guard');
 
@@ -63,8 +84,8 @@ test('the guard SIGKILLed first, then leash: a replacement guard still takes the
   const { mark, state } = markedScratch(t);
   const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
   const leashPid = leash.child.pid as number;
-  const tree = await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr);
   await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
+  const tree = await settledAndSeen(leashPid, await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr), state, leash.stderr);
   const first = guardOf(leashPid);
   assert.ok(first !== undefined, 'leash run started its guard');
   signalProcess(first, 'SIGKILL');
