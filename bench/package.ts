@@ -1,7 +1,7 @@
-// Benchmark of the package as a user installs it: the core packed, installed alone into a scratch
+// Benchmark of the packages as a user installs them: the core packed, installed alone into a scratch
 // project from npm's cache, then its install size (all of node_modules, and per dependency) and the
-// time `import 'proc-leash'` takes in a fresh Node process. It also reports what the install would
-// weigh without the check's parsers (typescript, tree-sitter), which the split would move out.
+// time `import 'proc-leash'` takes in a fresh Node process; then the same for the core with the
+// check's package, proc-leash-check (its parsers: typescript, tree-sitter), and its import time.
 // Targets from issue 9: core install ≤ 5 MB, import ≤ 30 ms.
 // Run: npm run build && node dist/bench/package.js   (not part of npm test)
 import { spawnSync } from 'node:child_process';
@@ -49,30 +49,24 @@ function moduleGraph(entry: string): { files: Set<string>; bare: Set<string> } {
   return { files, bare };
 }
 
-const core = PACKAGES[0]!;
-const packDir = mkdtempSync(join(tmpdir(), 'leash-bench-pack-'));
-process.stderr.write('packing and installing the core from npm\'s cache (about 10 s)...\n');
-const [tarball] = packAll(packDir);
-const project = scratchProject([tarball!]);
-try {
-  if (project.install.status !== 0) throw new Error(`install failed: ${describeResult(project.install)}`);
-  const modules = join(project.dir, 'node_modules');
+/** Every package in a project's node_modules with its size, largest first. */
+function installedPackages(modules: string): Array<{ name: string; bytes: number }> {
   const perPackage: Array<{ name: string; bytes: number }> = [];
   for (const entry of readdirSync(modules)) {
     if (entry.startsWith('.')) continue;
     const names = entry.startsWith('@') ? readdirSync(join(modules, entry)).map((sub) => `${entry}/${sub}`) : [entry];
     for (const name of names) perPackage.push({ name, bytes: folderBytes(join(modules, name)) });
   }
-  perPackage.sort((a, b) => b.bytes - a.bytes);
-  const total = perPackage.reduce((sum, row) => sum + row.bytes, 0);
-  const checkOnly = perPackage.filter((row) => CHECK_ONLY.includes(row.name)).reduce((sum, row) => sum + row.bytes, 0);
-  const own = perPackage.find((row) => row.name === core.name)!.bytes;
-  const checkCode = folderBytes(join(modules, core.name, 'dist/src/check')) + folderBytes(join(modules, core.name, 'dist/src/eslint'));
+  return perPackage.sort((a, b) => b.bytes - a.bytes);
+}
 
-  // Import time: fresh processes, the import alone timed inside each (Node's own start excluded).
-  // The first import() of any ES module starts Node's ESM loader: a one-line module in the same
-  // project, timed the same way, is the floor the package's own cost sits on.
-  writeFileSync(join(project.dir, 'one-line.mjs'), 'export const x = 1;\n');
+/**
+ * Import time: fresh processes, the import alone timed inside each (Node's own start excluded).
+ * The first import() of any ES module starts Node's ESM loader: a one-line module in the same
+ * project, timed the same way, is the floor the package's own cost sits on.
+ */
+function importTimes(dir: string, specifier: string) {
+  writeFileSync(join(dir, 'one-line.mjs'), 'export const x = 1;\n');
   const importMs: number[] = [];
   const floorMs: number[] = [];
   const processMs: number[] = [];
@@ -82,8 +76,8 @@ try {
     const started = performance.now();
     const result = spawnSync(
       process.execPath,
-      ['--input-type=module', '-e', `const t = performance.now(); await import('${core.name}'); process.stdout.write(String(performance.now() - t));`],
-      { cwd: project.dir, encoding: 'utf8', env },
+      ['--input-type=module', '-e', `const t = performance.now(); await import('${specifier}'); process.stdout.write(String(performance.now() - t));`],
+      { cwd: dir, encoding: 'utf8', env },
     );
     processMs.push(performance.now() - started);
     if (result.status !== 0) throw new Error(`import failed: ${result.stderr}`);
@@ -91,28 +85,56 @@ try {
     const floor = spawnSync(
       process.execPath,
       ['--input-type=module', '-e', "const t = performance.now(); await import('./one-line.mjs'); process.stdout.write(String(performance.now() - t));"],
-      { cwd: project.dir, encoding: 'utf8', env },
+      { cwd: dir, encoding: 'utf8', env },
     );
     floorMs.push(Number(floor.stdout));
     const bareStart = performance.now();
-    spawnSync(process.execPath, ['--input-type=module', '-e', ''], { cwd: project.dir, env });
+    spawnSync(process.execPath, ['--input-type=module', '-e', ''], { cwd: dir, env });
     bareMs.push(performance.now() - bareStart);
   }
+  return { importMs, floorMs, processMs, bareMs };
+}
+
+const [core, check] = [PACKAGES[0]!, PACKAGES[1]!];
+const packDir = mkdtempSync(join(tmpdir(), 'leash-bench-pack-'));
+process.stderr.write('packing both packages, installing the core alone, then both, from npm\'s cache (about 20 s)...\n');
+const tarballs = packAll(packDir);
+const project = scratchProject(tarballs.slice(0, 1));
+const both = scratchProject(tarballs);
+try {
+  for (const { install } of [project, both]) if (install.status !== 0) throw new Error(`install failed: ${describeResult(install)}`);
+  const modules = join(project.dir, 'node_modules');
+  const perPackage = installedPackages(modules);
+  const total = perPackage.reduce((sum, row) => sum + row.bytes, 0);
+  const own = perPackage.find((row) => row.name === core.name)!.bytes;
+  const checkOnlyInCore = perPackage.filter((row) => CHECK_ONLY.includes(row.name) || row.name === check.name).map((row) => row.name);
+  const coreTimes = importTimes(project.dir, core.name);
 
   const graph = moduleGraph(join(modules, core.name, 'dist/src/index.js'));
   const graphBytes = [...graph.files].reduce((sum, file) => sum + lstatSync(file).size, 0);
   const loadsCheck = [...graph.files].some((file) => file.includes('/check/')) || CHECK_ONLY.some((name) => graph.bare.has(name));
 
+  // The core with the check: what `npm install proc-leash proc-leash-check` adds.
+  const bothPackages = installedPackages(join(both.dir, 'node_modules'));
+  const bothTotal = bothPackages.reduce((sum, row) => sum + row.bytes, 0);
+  const checkOwn = bothPackages.find((row) => row.name === check.name)!.bytes;
+  const parsers = bothPackages.filter((row) => CHECK_ONLY.includes(row.name)).reduce((sum, row) => sum + row.bytes, 0);
+  const checkTimes = importTimes(both.dir, check.name);
+  const eslintTimes = importTimes(both.dir, `${check.name}/eslint`);
+
+  const ms = (values: number[]) => `${median(values).toFixed(1)} ms`;
   const rows = [
-    { what: 'install, all of node_modules', value: `${(total / MB).toFixed(1)} MB`, target: '≤ 5 MB' },
-    { what: `  of which ${CHECK_ONLY.join(' + ')} (only leash check needs them)`, value: `${(checkOnly / MB).toFixed(1)} MB`, target: '' },
-    { what: '  without them (the core after the split)', value: `${((total - checkOnly) / MB).toFixed(1)} MB`, target: '≤ 5 MB' },
-    { what: `  ${core.name} itself (its check and eslint code: ${(checkCode / MB).toFixed(2)} MB)`, value: `${(own / MB).toFixed(2)} MB`, target: '' },
-    { what: `import '${core.name}', median of ${RUNS} fresh processes`, value: `${median(importMs).toFixed(1)} ms`, target: '≤ 30 ms' },
-    { what: '  the same for a one-line ES module (the ESM loader\'s own start)', value: `${median(floorMs).toFixed(1)} ms`, target: '' },
-    { what: '  whole process (node start + import + exit) / bare node', value: `${median(processMs).toFixed(0)} / ${median(bareMs).toFixed(0)} ms`, target: '' },
+    { what: `${core.name} alone: install, all of node_modules`, value: `${(total / MB).toFixed(2)} MB`, target: '≤ 5 MB' },
+    { what: `  ${core.name} itself`, value: `${(own / MB).toFixed(2)} MB`, target: '' },
+    { what: `  ${CHECK_ONLY.join(', ')} or ${check.name} installed`, value: checkOnlyInCore.length ? checkOnlyInCore.join(', ') : 'none', target: 'none' },
+    { what: `  import '${core.name}', median of ${RUNS} fresh processes`, value: ms(coreTimes.importMs), target: '≤ 30 ms' },
+    { what: '  the same for a one-line ES module (the ESM loader\'s own start)', value: ms(coreTimes.floorMs), target: '' },
+    { what: '  whole process (node start + import + exit) / bare node', value: `${median(coreTimes.processMs).toFixed(0)} / ${median(coreTimes.bareMs).toFixed(0)} ms`, target: '' },
     { what: '  modules it loads (static graph) / their size', value: `${graph.files.size} / ${(graphBytes / 1024).toFixed(0)} KB`, target: '' },
     { what: '  loads typescript, tree-sitter or the check', value: loadsCheck ? 'yes' : 'no', target: 'no' },
+    { what: `${core.name} + ${check.name}: install, all of node_modules`, value: `${(bothTotal / MB).toFixed(1)} MB`, target: '' },
+    { what: `  ${check.name} itself / its parsers (${CHECK_ONLY.join(' + ')})`, value: `${(checkOwn / MB).toFixed(2)} / ${(parsers / MB).toFixed(1)} MB`, target: '' },
+    { what: `  import '${check.name}' / '${check.name}/eslint' (the first loads its parsers on first use, the rule loads typescript at once)`, value: `${ms(checkTimes.importMs)} / ${ms(eslintTimes.importMs)}`, target: '' },
   ];
   console.table(rows);
   console.log(`load average during the run: ${loadavg().map((x) => x.toFixed(1)).join(' ')} (${process.version}; timings under load are upper bounds)`);
@@ -126,20 +148,26 @@ try {
         node: process.version,
         runs: RUNS,
         installBytes: total,
-        checkOnlyBytes: checkOnly,
-        coreWithoutCheckOnlyBytes: total - checkOnly,
         ownBytes: own,
-        ownCheckCodeBytes: checkCode,
+        checkOnlyPackagesInCoreInstall: checkOnlyInCore,
         perPackage,
-        importMsMedian: median(importMs),
-        importMs,
-        oneLineModuleImportMsMedian: median(floorMs),
+        importMsMedian: median(coreTimes.importMs),
+        importMs: coreTimes.importMs,
+        oneLineModuleImportMsMedian: median(coreTimes.floorMs),
         loadAverage: loadavg(),
-        processMsMedian: median(processMs),
-        bareNodeMsMedian: median(bareMs),
+        processMsMedian: median(coreTimes.processMs),
+        bareNodeMsMedian: median(coreTimes.bareMs),
         importGraphModules: graph.files.size,
         importGraphBytes: graphBytes,
         importLoadsCheck: loadsCheck,
+        withCheck: {
+          installBytes: bothTotal,
+          checkOwnBytes: checkOwn,
+          parserBytes: parsers,
+          perPackage: bothPackages,
+          importMsMedian: median(checkTimes.importMs),
+          eslintImportMsMedian: median(eslintTimes.importMs),
+        },
       },
       null,
       2,
@@ -148,5 +176,6 @@ try {
   console.log(`wrote ${out}`);
 } finally {
   project.remove();
+  both.remove();
   rmSync(packDir, { recursive: true, force: true });
 }

@@ -1,15 +1,19 @@
-// `npm run build`: compiles with tsc (strict) into dist/, then bundles the supervisor into one
-// CommonJS file with esbuild. Each step says what it does and how long it took: tsc alone takes
-// 15-40 s on a small shared machine, and a silent wait that long looks like a hang.
+// `npm run build`: compiles with tsc (strict) the check's package (packages/check, into its own
+// dist/: the core's tests and benches import it by name) and the core into dist/, then bundles the
+// supervisor into one CommonJS file with esbuild. Each step says what it does and how long it took:
+// tsc alone takes 15-40 s on a small shared machine, and a silent wait that long looks like a hang.
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const steps = [
   {
-    what: 'compiling TypeScript into dist/ (tsc; 15-40 s)',
+    // One tsc process builds both projects (tsconfig.json references packages/check); the check's
+    // is skipped while up to date (its build info lives in packages/check/dist/).
+    what: 'compiling proc-leash-check into packages/check/dist/, then the core, tests and benches into dist/ (tsc -b; 15-40 s)',
     command: process.execPath,
-    args: [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
+    args: [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.json'],
   },
   {
     what: 'bundling the supervisor into dist/src/supervisor/supervisor.cjs (esbuild)',
@@ -27,6 +31,9 @@ const steps = [
     ],
   },
 ];
+
+// Output of files since moved or deleted would otherwise stay in dist/ and be packed.
+rmSync('dist', { recursive: true, force: true });
 
 for (const step of steps) {
   const started = Date.now();

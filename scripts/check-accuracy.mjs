@@ -7,7 +7,7 @@
 // --cli measures another build (an older checkout, say) on today's fixtures; the ESLint rule is
 // taken from the same build.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -49,7 +49,10 @@ function runCli(dir, files) {
 
 async function runEslint(dir, files, expected) {
   const { Linter } = await import('eslint');
-  const plugin = (await import(pathToFileURL(join(dirname(CLI), '../dist/src/eslint/index.js')).href)).default;
+  // The rule beside the CLI: in proc-leash-check's package (packages/check), or in the core's dist/ before the split.
+  const split = join(dirname(CLI), '../packages/check/dist/eslint/index.js');
+  const rule = existsSync(split) ? split : join(dirname(CLI), '../dist/src/eslint/index.js');
+  const plugin = (await import(pathToFileURL(rule).href)).default;
   // The rule reads the text, not the tree: for TypeScript an empty program stands in for a parser.
   const textOnly = {
     meta: { name: 'text-only' },

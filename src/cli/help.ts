@@ -14,7 +14,7 @@ commands:
   run [options] -- COMMAND [ARG...]   run COMMAND and own its whole process tree (Linux subreaper)
   status [FILE] [--json]              show the state document of a \`leash run\`
   reap [options]                      list (or, with --kill, end) stdio servers other clients leaked
-  check [options] [PATH...]           find detached spawns in Python and JS/TS code
+  check [options] [PATH...]           find detached spawns in Python and JS/TS code (proc-leash-check)
   supervise --parent-pgid PGID ...    the per-owner death supervisor (started by the library)
   help [COMMAND]                      this text, or a command's (also: leash COMMAND --help)
 

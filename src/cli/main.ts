@@ -12,7 +12,7 @@ const commands: Record<string, () => Promise<Command>> = {
   run: async () => (await import('../run/main.js')).runMain,
   status: async () => (await import('../run/status.js')).statusMain,
   reap: async () => (await import('../reap/main.js')).reapMain,
-  check: async () => (await import('../check/main.js')).checkMain,
+  check: async () => (await import('./check.js')).checkCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { killMarked, newMark, REPO_ROOT } from '../helpers/processes.js';
-import { ruleDocsUrl } from '../../src/check/about.js';
+import { ruleDocsUrl } from 'proc-leash-check';
 import { runCheck } from './harness.js';
 
 const DETACHED_TWICE = `import { spawn } from 'node:child_process';
@@ -154,7 +154,7 @@ test('leash check', async (t) => {
   await t.test('SARIF names the tool version', async () => {
     const dir = make({ 'src/a.mjs': DETACHED_TWICE });
     const sarif = JSON.parse((await runCheck(['--format', 'sarif', 'src'], dir, mark)).stdout);
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/check/package.json'), 'utf8')) as { version: string };
     assert.equal(sarif.runs[0].tool.driver.version, pkg.version);
     assert.equal(sarif.runs[0].tool.driver.rules[0].helpUri, ruleDocsUrl(sarif.runs[0].tool.driver.rules[0].id));
   });

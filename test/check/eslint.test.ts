@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Linter } from 'eslint';
-import { about } from '../../src/check/about.js';
-import plugin from '../../src/eslint/index.js';
+import { about } from 'proc-leash-check';
+import plugin from 'proc-leash-check/eslint';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { copyFixtures, key, type Expectation } from './harness.js';
 
@@ -72,8 +72,8 @@ test('the ESLint rule reports the same JS/TS fixture findings as leash check', (
   }
 });
 
-test('the ESLint plugin names itself and its version from package.json, and says the fix in its docs, not in every message', () => {
-  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+test('the ESLint plugin names itself and its version from its package.json (proc-leash-check), and says the fix in its docs, not in every message', () => {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/check/package.json'), 'utf8')) as { name: string; version: string };
   assert.equal(plugin.meta.name, pkg.name);
   assert.equal(plugin.meta.version, pkg.version);
   const rule = plugin.rules['no-detached-spawn'];

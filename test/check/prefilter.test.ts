@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { languageOf, mayMatter } from '../../src/check/checker.js';
+import { languageOf, mayMatter } from 'proc-leash-check';
 import { FIXTURES } from '../helpers/processes.js';
 
 test('every backgrounding shell command of the fixtures passes the prefilter on its own line', () => {

@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { identityState, ownIdentity } from '../../src/sys/process-identity.js';
-import { readCommandLine } from '../../src/sys/procfs.js';
+import { catchesSignals, readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, exited, markedEnv, markedPids, waitForGone } from '../helpers/processes.js';
 import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
@@ -20,6 +21,7 @@ import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash } from 
  * one in a group of its own): only the groups leash registered with its guard can reach those.
  */
 const EVERY_SHAPE = [
+  'sleep 59 &', // the pacer: see settledAndSeen
   'sleep 60 &',
   '(sleep 61 &)',
   'setsid sleep 62 &',
@@ -28,12 +30,32 @@ const EVERY_SHAPE = [
   'setsid env -u LEASH_OWNER_TOKEN sleep 65 &',
   'wait',
 ].join('\n');
-const EVERY_SHAPE_SIZE = 7;
+const EVERY_SHAPE_SIZE = 8;
 
 /** Waits until leash's own walk (as its state document says) has seen the whole tree. */
 async function seenByLeash(state: string, size: number, stderr: () => string): Promise<void> {
   assert.ok(await waitUntil(() => (readJson(state)?.active_children as number) >= size, 10_000),
     `leash never saw ${size} processes: ${JSON.stringify(readJson(state))} ${stderr()}`);
+}
+
+/**
+ * Waits until the tree has settled — every process past its last exec, so in its final group — and
+ * leash has walked it since. leash counts a `setsid` child from its fork on, and gives its guard the
+ * new group only at its next walk (up to 5 s later once the tree holds still): a SIGKILL before that
+ * walk would leave the token-less process in it, which tests that race rather than the guard. The
+ * proof of a later walk: the pacer (`sleep 59`) is ended here, and leash's state counts it gone.
+ * Returns the tree without the pacer.
+ */
+async function settledAndSeen(leashPid: number, tree: number[], state: string, stderr: () => string): Promise<number[]> {
+  const isRunner = (pid: number) => readProcStat(pid)?.ppid === leashPid && readCommandLine(pid)?.[0] === 'sh';
+  assert.ok(await waitUntil(() => liveDescendantsOf(leashPid).every((pid) => isRunner(pid) || readCommandLine(pid)?.[0] === 'sleep'), 10_000),
+    `the tree never settled: ${stderr()}`);
+  const pacer = tree.find((pid) => readCommandLine(pid)?.join(' ') === 'sleep 59');
+  assert.ok(pacer !== undefined, 'the pacer is in the tree');
+  signalProcess(pacer, 'SIGKILL');
+  assert.ok(await waitUntil(() => (readJson(state)?.active_children as number) < EVERY_SHAPE_SIZE, 15_000),
+    `leash never saw the pacer go: ${JSON.stringify(readJson(state))} ${stderr()}`);
+  return tree.filter((pid) => pid !== pacer);
 }
 
 async function runningTree(leashPid: number, size: number, stderr: () => string): Promise<number[]> {
@@ -45,8 +67,8 @@ test('leash run SIGKILLed: its guard takes down groups, adopted orphans and sets
   const { mark, state } = markedScratch(t);
   const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
   const leashPid = leash.child.pid as number;
-  const tree = await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr);
   await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
+  const tree = await settledAndSeen(leashPid, await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr), state, leash.stderr);
   const guard = guardOf(leashPid);
   assert.ok(guard !== undefined, 'leash run started its guard');
 
@@ -62,14 +84,19 @@ test('the guard SIGKILLed first, then leash: a replacement guard still takes the
   const { mark, state } = markedScratch(t);
   const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
   const leashPid = leash.child.pid as number;
-  const tree = await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr);
   await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
+  const tree = await settledAndSeen(leashPid, await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr), state, leash.stderr);
   const first = guardOf(leashPid);
   assert.ok(first !== undefined, 'leash run started its guard');
   signalProcess(first, 'SIGKILL');
   let second: number | undefined;
   assert.ok(await waitUntil(() => (second = guardOf(leashPid)) !== undefined && second !== first, 10_000),
     `no replacement guard: ${leash.stderr()}`);
+  // leash writes the replay into the replacement's pipe just after spawn() returns, while the
+  // process is already visible here: a SIGKILL in that gap would test a guard that knows no group.
+  // Once the replacement's Node has started and installed its handlers, the replay is long written.
+  const { SIGINT, SIGHUP } = osConstants.signals;
+  assert.ok(await waitUntil(() => catchesSignals(second!, [SIGINT, SIGHUP]), 10_000), 'the replacement guard never started');
   // The replacement knows the tree's groups (replayed) and its token.
   assert.ok(tree.every((pid) => isProcessAlive(pid)), 'the tree is untouched by the guard\'s death');
   signalProcess(leashPid, 'SIGKILL');

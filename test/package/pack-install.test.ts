@@ -1,7 +1,8 @@
-// The package as a user gets it: packed, installed from the tarball into a scratch project with
-// npm's cache only, then used from there — the command, ESM and CommonJS, TypeScript, ESLint.
+// The packages as a user gets them: packed, installed from the tarballs into a scratch project with
+// npm's cache only, then used from there — the command, ESM and CommonJS, TypeScript, ESLint. And
+// the core alone: no parsers installed, and `leash check` says what to install.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,6 +10,9 @@ import { killMarked, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.
 import { describeResult, PACKAGES, packAll, pinnedDevVersion, run, scratchProject, tarballFiles } from './packages.js';
 
 const core = PACKAGES[0]!;
+const check = PACKAGES[1]!;
+/** What only the check needs: the core alone must not install them. */
+const PARSERS = ['typescript', '@vscode/tree-sitter-wasm'];
 const mark = newMark();
 let packDir = '';
 let tarballs: string[] = [];
@@ -25,7 +29,7 @@ function node(file: string, source: string) {
   return inProject(process.execPath, [file]);
 }
 
-describe('the packed package, installed from its tarball', () => {
+describe('the packed packages, installed from their tarballs', () => {
   before(() => {
     packDir = mkdtempSync(join(tmpdir(), 'leash-pack-'));
     tarballs = packAll(packDir);
@@ -64,10 +68,38 @@ describe('the packed package, installed from its tarball', () => {
     assert.match(manifest.scripts.prepare, /npm run build/, 'npm pack and git installs must build dist/');
   });
 
-  it('installs offline from the tarball', () => {
+  it('the core ships no check: koffi is its one dependency, the check and its docs are in proc-leash-check', () => {
+    const files = tarballFiles(tarballs[0]!);
+    const shipped = files.filter((file) => /^package\/(dist\/src\/(check|eslint)\/|dist\/src\/cjs\/eslint|docs\/check\.md|packages\/)/.test(file));
+    assert.deepEqual(shipped, [], 'check code in the core tarball');
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+    assert.deepEqual(Object.keys(manifest.dependencies), ['koffi']);
+    const checkFiles = tarballFiles(tarballs[1]!);
+    for (const needed of [
+      'package/package.json',
+      'package/README.md',
+      'package/LICENSE',
+      'package/bin/leash-check.js',
+      'package/dist/index.js',
+      'package/dist/index.d.ts',
+      'package/dist/cjs/index.cjs',
+      'package/dist/eslint/index.js',
+      'package/dist/cjs/eslint.cjs',
+      'package/docs/check.md',
+    ]) {
+      assert.ok(checkFiles.includes(needed), `${needed} missing from the check's tarball`);
+    }
+    assert.ok(!checkFiles.some((file) => file.endsWith('.tsbuildinfo') || file.startsWith('package/src/')), 'build info or sources shipped');
+    const checkManifest = JSON.parse(readFileSync(join(REPO_ROOT, check.dir, 'package.json'), 'utf8'));
+    assert.deepEqual(Object.keys(checkManifest.dependencies).sort(), [...PARSERS].sort());
+  });
+
+  it('installs offline from the tarballs', () => {
     assert.equal(project!.install.status, 0, describeResult(project!.install));
-    const installed = JSON.parse(readFileSync(join(project!.dir, 'node_modules', core.name, 'package.json'), 'utf8'));
-    assert.equal(installed.version, core.version);
+    for (const pkg of [core, check]) {
+      const installed = JSON.parse(readFileSync(join(project!.dir, 'node_modules', pkg.name, 'package.json'), 'utf8'));
+      assert.equal(installed.version, pkg.version);
+    }
   });
 
   it('leash --version prints the package version', () => {
@@ -89,6 +121,9 @@ describe('the packed package, installed from its tarball', () => {
     assert.equal(bad.status, 1, describeResult(bad));
     const good = leash('check', 'good.js');
     assert.equal(good.status, 0, describeResult(good));
+    const own = inProject(join(project!.dir, 'node_modules/.bin/leash-check'), ['bad.js']);
+    assert.equal(own.status, 1, `the leash-check bin: ${describeResult(own)}`);
+    assert.match(own.stdout, /js-detached-spawn/);
   });
 
   const ownAndEnd = (load: string) => `${load}
@@ -175,11 +210,56 @@ export const done: Promise<TerminateResult> = terminateOwned(child);
     }
   });
 
-  it('ESLint: the rule loads in a flat config and reports a detached spawn', () => {
-    writeFileSync(join(project!.dir, 'eslint.config.mjs'), "import leash from 'proc-leash/eslint';\nexport default [leash.configs.recommended];\n");
+  it('ESLint: the rule loads in a flat config (ESM and CommonJS) and reports a detached spawn', () => {
+    writeFileSync(join(project!.dir, 'eslint.config.mjs'), "import leash from 'proc-leash-check/eslint';\nexport default [leash.configs.recommended];\n");
     writeFileSync(join(project!.dir, 'lint-me.js'), "require('node:child_process').spawn('x', [], { detached: true });\n");
     const result = inProject(process.execPath, [join(project!.dir, 'node_modules/eslint/bin/eslint.js'), 'lint-me.js']);
     assert.equal(result.status, 1, describeResult(result));
     assert.match(result.stdout, /leash\/no-detached-spawn/);
+    const cjs = node('eslint-rule.cjs', "const leash = require('proc-leash-check/eslint');\nconsole.log(Object.keys(leash.rules).join(','), leash.meta.name);\n");
+    assert.equal(cjs.stdout.trim(), `no-detached-spawn ${check.name}`, describeResult(cjs));
+  });
+});
+
+describe('the core installed alone', () => {
+  const coreMark = newMark();
+  let dir = '';
+  let alone: ReturnType<typeof scratchProject> | undefined;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'leash-pack-core-'));
+    alone = scratchProject(packAll(dir).slice(0, 1));
+  });
+  after(async () => {
+    await killMarked(coreMark);
+    alone?.remove();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('installs without the parsers', () => {
+    assert.equal(alone!.install.status, 0, describeResult(alone!.install));
+    assert.ok(existsSync(join(alone!.dir, 'node_modules', core.name, 'package.json')), 'the core is installed');
+    for (const name of [check.name, ...PARSERS]) assert.ok(!existsSync(join(alone!.dir, 'node_modules', name)), `${name} installed with the core alone`);
+  });
+
+  it('leash check names the package to install, exit 2; the rest of the command works', () => {
+    const env = markedEnv(coreMark, { NODE_OPTIONS: '' });
+    const bin = join(alone!.dir, 'node_modules/.bin/leash');
+    const checked = run(bin, ['check'], alone!.dir, env, 60_000);
+    assert.equal(checked.status, 2, describeResult(checked));
+    assert.match(checked.stderr, /leash check needs the proc-leash-check package/);
+    assert.match(checked.stderr, /npm install -D proc-leash-check/);
+    const version = run(bin, ['--version'], alone!.dir, env, 60_000);
+    assert.equal(version.stdout.trim(), `leash ${core.version} (${core.name})`, describeResult(version));
+    const imported = run(process.execPath, ['--input-type=module', '-e', "const m = await import('proc-leash'); console.log(typeof m.spawnOwned);"], alone!.dir, env, 60_000);
+    assert.equal(imported.stdout.trim(), 'function', describeResult(imported));
+  });
+
+  it('leash check finds proc-leash-check in the project it runs in when the core has none beside it', () => {
+    // This repository has proc-leash-check in its node_modules (the workspace link).
+    const fixture = join(alone!.dir, 'bad.js');
+    writeFileSync(fixture, "require('node:child_process').spawn('x', [], { detached: true });\n");
+    const result = run(join(alone!.dir, 'node_modules/.bin/leash'), ['check', '--all', fixture], REPO_ROOT, markedEnv(coreMark, { NODE_OPTIONS: '' }), 60_000);
+    assert.equal(result.status, 1, describeResult(result));
+    assert.match(result.stdout, /js-detached-spawn/);
   });
 });

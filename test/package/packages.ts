@@ -1,5 +1,5 @@
-// The packages this repository publishes, packed and installed as a user would get them. One entry
-// today (the core); the check's own package is one more entry here once it is split out.
+// The packages this repository publishes, packed and installed as a user would get them: the core
+// (proc-leash, the repository's root) and the check with its parsers (proc-leash-check, packages/check).
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ function manifest(dir: string): { name: string; version: string; devDependencies
   return JSON.parse(readFileSync(join(REPO_ROOT, dir, 'package.json'), 'utf8'));
 }
 
-export const PACKAGES: PublishedPackage[] = ['.'].map((dir) => ({ dir, ...manifest(dir) }));
+export const PACKAGES: PublishedPackage[] = ['.', 'packages/check'].map((dir) => ({ dir, ...manifest(dir) }));
 
 /** The version this repository pins for a dev tool, so that an offline install finds it in npm's cache. */
 export function pinnedDevVersion(name: string): string {
@@ -85,7 +85,8 @@ function scratchLock(dir: string, tarballs: readonly string[], extra: readonly s
   const source: Record<string, LockEntry> = { ...repoLock.packages };
   const rootDeps: Record<string, string> = {};
   PACKAGES.forEach((pkg, index) => {
-    const tarball = tarballs[index]!;
+    const tarball = tarballs[index];
+    if (!tarball) return; // that package is not installed here
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, pkg.dir, 'package.json'), 'utf8'));
     const spec = `file:${relative(dir, tarball)}`;
     rootDeps[pkg.name] = spec;
@@ -126,8 +127,9 @@ function scratchLock(dir: string, tarballs: readonly string[], extra: readonly s
 }
 
 /**
- * A scratch project with the tarballs (and `extra` registry packages, as name@version pinned in
- * this repository's lockfile) installed by `npm ci --offline`: no network beyond what `npm ci`
+ * A scratch project with the tarballs, given in PACKAGES order (fewer, to install only the first
+ * ones: `[core]` is the core alone) and `extra` registry packages (as name@version pinned in
+ * this repository's lockfile), installed by `npm ci --offline`: no network beyond what `npm ci`
  * already fetched here.
  */
 export function scratchProject(tarballs: readonly string[], extra: readonly string[] = []): { dir: string; remove: () => void; install: SpawnSyncReturns<string> } {

@@ -31,7 +31,7 @@ export function about(): About {
     if (parent === dir) break;
     dir = parent;
   }
-  cached = { name: 'proc-leash', version: '0.0.0', docsUrl: 'https://www.npmjs.com/package/proc-leash' };
+  cached = { name: 'proc-leash-check', version: '0.0.0', docsUrl: 'https://www.npmjs.com/package/proc-leash-check' };
   return cached;
 }
 

@@ -55,7 +55,7 @@ const plugin = {
   configs: {} as Record<string, unknown>,
 };
 
-/** Flat config: `import leash from 'proc-leash/eslint'; export default [leash.configs.recommended];` */
+/** Flat config: `import leash from 'proc-leash-check/eslint'; export default [leash.configs.recommended];` */
 plugin.configs.recommended = {
   plugins: { leash: plugin },
   rules: { 'leash/no-detached-spawn': 'error' },

@@ -1,10 +1,10 @@
-// CommonJS entry of 'proc-leash/eslint': the plugin object itself (what `import leash from` gives),
+// CommonJS entry of 'proc-leash-check/eslint': the plugin object itself (what `import leash from` gives),
 // from the same module instance `import` loads.
 import type * as Plugin from '../eslint/index.js' with { 'resolution-mode': 'import' };
 import { requireEsm } from './load.cjs';
 
 const plugin: typeof Plugin.default = requireEsm(
   () => (require('../eslint/index.js') as typeof Plugin).default,
-  'proc-leash/eslint',
+  'proc-leash-check/eslint',
 );
 export = plugin;
