@@ -12,19 +12,8 @@ import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
 import { readProcessMemory } from '../../src/sys/process-memory.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { exited, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { exited, markedEnv, withMark } from '../helpers/processes.js';
 import { SUPERVISOR_MAIN, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
-
-function withMark(run: (mark: string) => Promise<void>) {
-  return async () => {
-    const mark = newMark();
-    try {
-      await run(mark);
-    } finally {
-      await killMarked(mark);
-    }
-  };
-}
 
 const parentArgs = () => ['--parent-pgid', String(ownProcessGroupId()), '--grace-ms', '1000'];
 

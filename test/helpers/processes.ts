@@ -153,3 +153,15 @@ export async function exited(
   clearTimeout(timer);
   return { code: child.exitCode, signal: child.signalCode };
 }
+
+/** A test body run with a fresh mark; every marked process is ended afterwards, pass or fail. */
+export function withMark(run: (mark: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const mark = newMark();
+    try {
+      await run(mark);
+    } finally {
+      await killMarked(mark);
+    }
+  };
+}

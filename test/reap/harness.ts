@@ -1,11 +1,12 @@
 // Plumbing for the `leash reap` tests: running the command, starting labelled idle processes
 // through sh (so that they end up orphaned, the way leaks do), and waiting for them.
 import { spawn, spawnSync } from 'node:child_process';
+import type { TestContext } from 'node:test';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES, exited, markedEnv } from '../helpers/processes.js';
+import { CLI_ENTRY, FIXTURES, exited, killMarked, markedEnv, newMark } from '../helpers/processes.js';
 
 export const IDLE = `${FIXTURES}reap/idle.mjs`;
 
@@ -60,6 +61,21 @@ export class ReadyDir {
   remove(): void {
     rmSync(this.path, { recursive: true, force: true });
   }
+}
+
+/**
+ * A reap test's own scratch: a mark for every process it starts, a marker word for their command
+ * lines (what --match confines the command to), and a ready directory; all ended and removed
+ * when the test ends.
+ */
+export function reapScratch(t: TestContext): { mark: string; marker: string; ready: ReadyDir } {
+  const mark = newMark();
+  const ready = new ReadyDir();
+  t.after(async () => {
+    await killMarked(mark);
+    ready.remove();
+  });
+  return { mark, marker: `leash-reap-${mark}`, ready };
 }
 
 /**

@@ -5,17 +5,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { isProcessAlive } from '../../src/sys/processes.js';
-import { killMarked, newMark, waitForGone } from '../helpers/processes.js';
-import { ReadyDir, idle, q, runReap, runShell } from './harness.js';
+import { waitForGone } from '../helpers/processes.js';
+import { idle, q, runReap, runShell, reapScratch } from './harness.js';
 
 test('an orphan carrying an owner token with no live supervisor is listed; a live supervisor protects it', async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  t.after(async () => {
-    await killMarked(mark);
-    ready.remove();
-  });
+  const { mark, marker, ready } = reapScratch(t);
   const token = randomBytes(12).toString('hex');
   await runShell(`LEASH_OWNER_TOKEN=${token} ${idle(marker, 'ignore-term')} </dev/null >/dev/null 2>&1 &`, mark, ready);
   const carrier = await ready.pid('ignore-term');
@@ -49,13 +43,7 @@ async function killMarkedPid(pid: number): Promise<void> {
 }
 
 test('a supervisor is known by --owner-token in any launch shape; a carrier of the token is no supervisor', async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  t.after(async () => {
-    await killMarked(mark);
-    ready.remove();
-  });
+  const { mark, marker, ready } = reapScratch(t);
   const token = randomBytes(12).toString('hex');
   await runShell(`LEASH_OWNER_TOKEN=${token} ${idle(marker, 'carrier')} </dev/null >/dev/null 2>&1 &`, mark, ready);
   const carrier = await ready.pid('carrier');

@@ -10,7 +10,7 @@ import { waitUntil } from '../../src/sys/wait.js';
 import { spawn } from 'node:child_process';
 import { FIXTURES, JsonLines, exited, killMarked, markedEnv, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 import { CLIENT_FIXTURE, LAUNCHER, SERVER_ENTRY } from '../mcp/chain.js';
-import { ReadyDir, idle, q, runReap, runShell } from './harness.js';
+import { idle, q, runReap, runShell, reapScratch } from './harness.js';
 
 interface ClientLine {
   client: number;
@@ -34,13 +34,7 @@ async function startClient(mark: string, marker: string) {
 }
 
 test('leash reap lists exactly the tree a SIGKILLed SDK client leaked, never a control, and --kill ends only it', async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  t.after(async () => {
-    await killMarked(mark);
-    ready.remove();
-  });
+  const { mark, marker, ready } = reapScratch(t);
 
   const leak = await startClient(mark, marker);
   const alive = await startClient(mark, marker);

@@ -5,17 +5,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readProcStat } from '../../src/sys/procfs.js';
-import { killMarked, newMark, startFixture } from '../helpers/processes.js';
-import { ReadyDir, runReap } from './harness.js';
+import { startFixture } from '../helpers/processes.js';
+import { runReap, reapScratch } from './harness.js';
 
 test('a session leader under `systemd --user` is listed; under an ordinary live parent it is not', async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  t.after(async () => {
-    await killMarked(mark);
-    ready.remove();
-  });
+  const { mark, marker, ready } = reapScratch(t);
   const env = { LEASH_REAP_READY_DIR: ready.path };
   const manager = startFixture('reap/parent.mjs', [marker, 'adopted', '--user'], mark, { argv0: 'systemd', detached: true, extraEnv: env });
   const parent = startFixture('reap/parent.mjs', [marker, 'kept'], mark, { detached: true, extraEnv: env });

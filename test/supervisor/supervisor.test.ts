@@ -8,20 +8,9 @@ import { waitUntil } from '../../src/sys/wait.js';
 import { constants as osConstants } from 'node:os';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { ownProcessGroupId } from '../../src/sys/processes.js';
-import { exited, killMarked, markedEnv, markedPids, newMark, waitForGone } from '../helpers/processes.js';
+import { exited, markedEnv, markedPids, newMark, waitForGone, withMark } from '../helpers/processes.js';
 import { readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
 
-
-function withMark(run: (mark: string) => Promise<void>) {
-  return async () => {
-    const mark = newMark();
-    try {
-      await run(mark);
-    } finally {
-      await killMarked(mark);
-    }
-  };
-}
 
 test('reaps a registered group at EOF and leaves an unregistered one alone', withMark(async (mark) => {
   const ours = startGroup(mark, 'sleep 1000 & sleep 1000 & wait');
