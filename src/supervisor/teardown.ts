@@ -82,14 +82,18 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     report.strays.push(mark.pid);
   };
   if (freeze) {
-    for (const stat of descendantsOutsideGroups(groups)) {
-      if (stat.pid === process.pid || isSpared(stat.pgid, plan.disowned)) continue;
-      signalStray(stat, 'SIGTERM');
-    }
-    for (const pgid of groups) {
-      signalGroup(pgid, 'SIGTERM');
-      // A member stopped with a TERM handler would hold the signal until SIGKILL.
-      signalGroup(pgid, 'SIGCONT');
+    try {
+      for (const stat of descendantsOutsideGroups(groups)) {
+        if (stat.pid === process.pid || isSpared(stat.pgid, plan.disowned)) continue;
+        signalStray(stat, 'SIGTERM');
+      }
+    } finally {
+      // Whatever the search met, no group is left frozen.
+      for (const pgid of groups) {
+        signalGroup(pgid, 'SIGTERM');
+        // A member stopped with a TERM handler would hold the signal until SIGKILL.
+        signalGroup(pgid, 'SIGCONT');
+      }
     }
   }
   report.termedGroups.push(...ours);
