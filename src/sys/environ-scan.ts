@@ -1,8 +1,8 @@
 // The /proc/*/environ scan of processes.ts, done in slices so that an owner's event loop is never
 // held for long (reading 1,000 environments takes ~100 ms). Linux only; elsewhere: empty.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { environHasEntry, hasProcfs, isDeadState, listPids, processUid, readProcStat } from './procfs.js';
-import type { ProcessMark } from './processes.js';
+import { hasProcfs, listPids } from './procfs.js';
+import { environmentCarrier, type ProcessMark } from './processes.js';
 
 /** Processes looked at per slice before the event loop gets a turn. */
 const SLICE = 32;
@@ -20,12 +20,8 @@ export async function findEnvironmentCarriersInSlices(entry: string): Promise<Pr
     if (start > 0) await yieldToLoop();
     const end = Math.min(pids.length, start + SLICE);
     for (let i = start; i < end; i += 1) {
-      const pid = pids[i]!;
-      if (pid === process.pid) continue;
-      if (uid !== undefined && processUid(pid) !== uid) continue;
-      if (!environHasEntry(pid, entry)) continue;
-      const stat = readProcStat(pid);
-      if (stat && !isDeadState(stat.state)) found.push({ pid, startTime: stat.startTime, pgid: stat.pgid });
+      const mark = environmentCarrier(pids[i]!, entry, uid);
+      if (mark) found.push(mark);
     }
   }
   return found;

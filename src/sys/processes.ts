@@ -180,11 +180,20 @@ export function findEnvironmentCarriers(entry: string): ProcessMark[] {
   const uid = process.getuid?.();
   const found: ProcessMark[] = [];
   for (const pid of listPids()) {
-    if (pid === process.pid) continue;
-    if (uid !== undefined && processUid(pid) !== uid) continue;
-    if (!environHasEntry(pid, entry)) continue;
-    const stat = readProcStat(pid);
-    if (stat && !isDeadState(stat.state)) found.push({ pid, startTime: stat.startTime, pgid: stat.pgid });
+    const mark = environmentCarrier(pid, entry, uid);
+    if (mark) found.push(mark);
   }
   return found;
+}
+
+/**
+ * One process of a carrier scan: its mark when it is live, not this process, of `uid` (when
+ * given) and its initial environment holds `entry`; else undefined.
+ */
+export function environmentCarrier(pid: number, entry: string, uid: number | undefined): ProcessMark | undefined {
+  if (pid === process.pid) return undefined;
+  if (uid !== undefined && processUid(pid) !== uid) return undefined;
+  if (!environHasEntry(pid, entry)) return undefined;
+  const stat = readProcStat(pid);
+  return stat && !isDeadState(stat.state) ? { pid, startTime: stat.startTime, pgid: stat.pgid } : undefined;
 }
