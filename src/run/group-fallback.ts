@@ -7,7 +7,7 @@ import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { earlyStopRequest, FORWARDED_SIGNALS } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
 import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
-import { StatePublisher, type Phase } from './state.js';
+import { singleRunnerState, StatePublisher, type Phase } from './state.js';
 
 export interface GroupFallbackOptions {
   command: string;
@@ -43,16 +43,8 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   let requested: NodeJS.Signals | undefined;
   let escalated = false;
   let members = 1;
-  const state = new StatePublisher(options.statePath, () => ({
-    active_children: members,
-    adopted_children: 0,
-    escalated,
-    orphaned_children_total: 0,
-    phase,
-    reaped_children_total: exitCode === null ? 0 : 1,
-    reaped_orphans_total: 0,
-    runner_exit_code: exitCode,
-    termination_signal: requested ? signalNumber(requested) : null,
+  const state = new StatePublisher(options.statePath, () => singleRunnerState({
+    members, escalated, phase, exitCode, terminationSignal: requested ? signalNumber(requested) : null,
   }), (message) => options.log(`warning: ${message}`));
   const enter = (next: Phase) => {
     phase = next;

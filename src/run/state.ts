@@ -36,6 +36,30 @@ export const STATE_FIELDS: ReadonlyArray<keyof RunState> = [
   'updated_at',
 ];
 
+/** What a runner without adoption (one group or job, nothing reaped but the command) knows. */
+export interface SingleRunnerView {
+  members: number;
+  escalated: boolean;
+  phase: Phase;
+  exitCode: number | null;
+  terminationSignal: number | null;
+}
+
+/** The document's fields (but updated_at) for such a runner: the Windows job and the group fallback. */
+export function singleRunnerState(view: SingleRunnerView): Omit<RunState, 'updated_at'> {
+  return {
+    active_children: view.members,
+    adopted_children: 0,
+    escalated: view.escalated,
+    orphaned_children_total: 0,
+    phase: view.phase,
+    reaped_children_total: view.exitCode === null ? 0 : 1,
+    reaped_orphans_total: 0,
+    runner_exit_code: view.exitCode,
+    termination_signal: view.terminationSignal,
+  };
+}
+
 /** Serialises with the keys in a fixed (sorted) order, one line. */
 export function serializeState(state: RunState): string {
   const ordered: Record<string, unknown> = {};

@@ -12,7 +12,7 @@
 // after Ctrl+C or Ctrl+Break the tree has the grace to leave, then TerminateJobObject ends it;
 // a closing console, a dead parent or leftovers get TerminateJobObject at once.
 import { ChildProcess, spawn } from 'node:child_process';
-import { type Phase, StatePublisher } from './state.js';
+import { singleRunnerState, StatePublisher, type Phase } from './state.js';
 import { classifySpawnError } from './supervisor.js';
 import { waitUntil } from '../sys/wait.js';
 import {
@@ -94,16 +94,8 @@ export async function runOnWindows(options: WindowsRunOptions): Promise<number> 
     return jobProcessIds(ownJob).filter((pid) => pid !== process.pid && !inner.has(pid));
   };
   let members = 1;
-  const state = new StatePublisher(options.statePath, () => ({
-    active_children: members,
-    adopted_children: 0,
-    escalated,
-    orphaned_children_total: 0,
-    phase,
-    reaped_children_total: exitCode === null ? 0 : 1,
-    reaped_orphans_total: 0,
-    runner_exit_code: exitCode,
-    termination_signal: null,
+  const state = new StatePublisher(options.statePath, () => singleRunnerState({
+    members, escalated, phase, exitCode, terminationSignal: null,
   }), (message) => options.log(`warning: ${message}`));
   const enter = (next: Phase) => {
     phase = next;
