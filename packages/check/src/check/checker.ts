@@ -3,6 +3,7 @@
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { shellMayMatter } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
+import { preloadTypeScript } from './typescript-cache.js';
 
 const PYTHON_PREFILTER =
   /start_new_session|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
@@ -40,7 +41,10 @@ let pythonAnalyser: Promise<typeof import('./python-rules.js')> | undefined;
 
 async function analyse(text: string, path: string, language: Language): Promise<RawFinding[]> {
   if (language === 'js') {
-    jsAnalyser ??= import('./js-rules.js');
+    if (!jsAnalyser) {
+      preloadTypeScript(); // compiled from a code cache, before js-rules.ts requires it
+      jsAnalyser = import('./js-rules.js');
+    }
     return (await jsAnalyser).analyseJs(text, path);
   }
   pythonAnalyser ??= import('./python-rules.js');
