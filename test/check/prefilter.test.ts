@@ -32,3 +32,13 @@ test('harmless literals, bitwise and intersection `&` and prose do not make a fi
   assert.equal(mayMatter("spawn('a', [], { detached: false, ...rest, detached: on });\n", 'js'), true);
   assert.equal(mayMatter('const cmd = `\n  server &\n`;\n', 'js'), true);
 });
+
+test('a trigger word only in whole-line comments does not make a file worth parsing', () => {
+  assert.equal(mayMatter('import os\n# the worker is not started with start_new_session\n    # nor with process_group\nos.getpid()\n', 'python'), false);
+  assert.equal(mayMatter("// spawned detached elsewhere\n  // then .unref() it\nconst a = 1;\n", 'js'), false);
+  // Code after a comment on the same line, or an expression in an f-string or template literal, still counts.
+  assert.equal(mayMatter('x = 1  # ok\nsubprocess.Popen(["a"], start_new_session=True)  # detaches\n', 'python'), true);
+  assert.equal(mayMatter('cmd = f"""\n# {subprocess.Popen(["a"], start_new_session=True)}\n"""\n', 'python'), true);
+  assert.equal(mayMatter("const s = `\n// ${spawn('a', [], { detached: true })}\n`;\n", 'js'), true);
+  assert.equal(mayMatter("spawn('a', [], { // comment\n  detached: true });\n", 'js'), true);
+});

@@ -3,6 +3,7 @@
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { shellMayMatter } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
+import { preloadTypeScript } from './typescript-cache.js';
 
 const PYTHON_PREFILTER =
   /start_new_session|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
@@ -23,13 +24,25 @@ export function languageOf(path: string): Language | undefined {
 const HARMLESS_JS = /\bdetached\s*:\s*(?:false|null|undefined|0|void 0)\s*(?=[,}\r\n])/g;
 const HARMLESS_PYTHON = /(?:\bstart_new_session\s*=\s*(?:False|None|0)|\bprocess_group\s*=\s*None)\s*(?=[,)\r\n])/g;
 
+/**
+ * Whole-line comments (`# ...`, `// ...`): a trigger word in prose ("never calls setsid", "spawned
+ * detached so that ...") is not a reason to parse. A line that could be inside an f-string or a
+ * template literal with an expression in it (`{` in Python, `${` in JS) is kept; any other string
+ * such a line could belong to is plain text, whose only reportable content, shell backgrounding,
+ * is tested on the whole text before this.
+ */
+const COMMENT_LINE_PYTHON = /^[ \t]*#[^\n{]*$/gm;
+const COMMENT_LINE_JS = /^[ \t]*\/\/[^\n]*$/gm;
+const withoutCommentLines = (text: string, language: Language): string =>
+  language === 'python' ? text.replace(COMMENT_LINE_PYTHON, '') : text.replace(COMMENT_LINE_JS, (line) => (line.includes('${') ? line : ''));
+
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
   if (shellMayMatter(text)) return true;
   const prefilter = language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER;
   if (!prefilter.test(text)) return false;
-  return prefilter.test(text.replace(language === 'python' ? HARMLESS_PYTHON : HARMLESS_JS, ''));
+  return prefilter.test(withoutCommentLines(text, language).replace(language === 'python' ? HARMLESS_PYTHON : HARMLESS_JS, ''));
 }
 
 // The analysers load on first use: typescript (about 9 MB of JavaScript) and the Python grammar
@@ -40,7 +53,10 @@ let pythonAnalyser: Promise<typeof import('./python-rules.js')> | undefined;
 
 async function analyse(text: string, path: string, language: Language): Promise<RawFinding[]> {
   if (language === 'js') {
-    jsAnalyser ??= import('./js-rules.js');
+    if (!jsAnalyser) {
+      preloadTypeScript(); // compiled from a code cache, before js-rules.ts requires it
+      jsAnalyser = import('./js-rules.js');
+    }
     return (await jsAnalyser).analyseJs(text, path);
   }
   pythonAnalyser ??= import('./python-rules.js');

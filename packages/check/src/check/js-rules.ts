@@ -413,20 +413,23 @@ class JsFileAnalysis {
   // visited in source order, which the "last declaration before the use" lookups rely on.
   private collect(root: ts.Node): void {
     const stack: ts.Node[] = [root];
+    // One scratch array for every node's children, refilled from the start with a count: setting
+    // `length = 0` after each node was a runtime call per node, a fifth of the walk's time.
     const children: ts.Node[] = [];
+    let count = 0;
     let parent: ts.Node = root;
     const push = (child: ts.Node): undefined => {
       // Parent links, set here rather than by the parser's own extra pass over the tree.
       (child as { parent: ts.Node }).parent = parent;
-      children.push(child);
+      children[count++] = child;
       return undefined; // forEachChild stops at a truthy return
     };
     for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
       this.collectNode(node);
       parent = node;
+      count = 0;
       ts.forEachChild(node, push);
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
-      children.length = 0;
+      for (let i = count - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
     }
   }
 

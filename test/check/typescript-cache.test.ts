@@ -1,0 +1,46 @@
+// The TypeScript compiler loaded from a V8 code cache: written after a run, rewritten when it does
+// not validate, and never a reason for different findings.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { killMarked, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { runCheck } from './harness.js';
+
+const packageJson = createRequire(join(REPO_ROOT, 'packages/check/package.json')).resolve('typescript/package.json');
+const version = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
+const CACHE = join(dirname(packageJson), '..', '.cache', 'proc-leash-check');
+const ours = () => {
+  try {
+    return readdirSync(CACHE).filter((name) => name.startsWith(`typescript-${version}-`) && name.endsWith(`-node${process.version}-${process.arch}.v8cache`));
+  } catch {
+    return [];
+  }
+};
+
+test('typescript code cache', async (t) => {
+  const mark = newMark();
+  const dir = mkdtempSync(join(tmpdir(), 'leash-check-tscache-'));
+  t.after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await killMarked(mark);
+  });
+  writeFileSync(join(dir, 'run.mjs'), `import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n`);
+  const first = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+  assert.equal(first.code, 1, first.stderr);
+  const files = ours();
+  assert.equal(files.length, 1, `one cache file for this typescript and this Node in ${CACHE}`);
+  const file = join(CACHE, files[0] as string);
+
+  // Data V8 rejects: the run compiles typescript from source, finds the same, and rewrites the cache.
+  const garbage = Buffer.alloc(4096, 7);
+  writeFileSync(file, garbage);
+  const second = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+  assert.equal(second.code, 1, second.stderr);
+  assert.equal(second.stdout, first.stdout);
+  assert.notDeepEqual(readFileSync(file), garbage, 'the rejected cache is rewritten');
+  const third = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+  assert.equal(third.stdout, first.stdout);
+});
