@@ -1,12 +1,12 @@
 // Reading small files that anyone may have planted or pointed us at: never waiting on a FIFO,
 // never reading a device or an endless stream, never more than a bound. Standard library only.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { pauseSync } from './wait.js';
 
 export type BoundedRead =
   | { ok: true; text: string }
   | { ok: false; problem: 'not-regular' | 'too-large' | 'unreadable'; message: string };
 
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /** Reads at most `limit` bytes from an open descriptor (a pipe, stdin); 'too-large' beyond. */
 export function readDescriptorBounded(fd: number, limit: number): BoundedRead {
@@ -21,7 +21,7 @@ export function readDescriptorBounded(fd: number, limit: number): BoundedRead {
       if (code === 'EINTR') continue;
       // A non-blocking description (a FIFO opened without waiting, a shared pipe): wait for data.
       if (code === 'EAGAIN') {
-        Atomics.wait(pause, 0, 0, 5);
+        pauseSync(5);
         continue;
       }
       return { ok: false, problem: 'unreadable', message: (error as Error).message };

@@ -15,6 +15,7 @@
 //   reader, but a reader that is gone (EPIPE) only ends the writing, never the process.
 import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { pauseSync } from './wait.js';
 
 export interface StderrWriter {
   /** Writes `text` whole or not at all (up to PIPE_BUF); false when it was dropped (pipe full, reader gone). */
@@ -116,7 +117,6 @@ export function writeDiagnostic(text: string): boolean {
 }
 
 const brokenData = new Set<number>();
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Writes `text` whole to `fd` (stdout by default), waiting as long as a slow reader needs; false,
@@ -135,7 +135,7 @@ export function writeData(text: string, fd = 1): boolean {
       if (code === 'EINTR') continue;
       // A description someone made non-blocking: wait a little for the reader, then go on.
       if (code === 'EAGAIN') {
-        Atomics.wait(pause, 0, 0, 5);
+        pauseSync(5);
         continue;
       }
       brokenData.add(fd);

@@ -15,3 +15,13 @@ export async function waitUntil(done: () => boolean, budgetMs: number): Promise<
     pause = Math.min(pause * 2, 50);
   }
 }
+
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Blocks this thread for `ms` without spinning: the back-off of a synchronous read or write that
+ * met EAGAIN on a descriptor someone made non-blocking.
+ */
+export function pauseSync(ms: number): void {
+  Atomics.wait(pauseCell, 0, 0, ms);
+}
