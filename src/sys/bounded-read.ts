@@ -1,7 +1,7 @@
 // Reading small files that anyone may have planted or pointed us at: never waiting on a FIFO,
 // never reading a device or an endless stream, never more than a bound. Standard library only.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { pauseSync } from './wait.js';
+import { retryTransient } from './wait.js';
 
 export type BoundedRead =
   | { ok: true; text: string }
@@ -15,15 +15,8 @@ export function readDescriptorBounded(fd: number, limit: number): BoundedRead {
   while (length <= limit) {
     let read: number;
     try {
-      read = readSync(fd, buffer, length, buffer.length - length, null);
+      read = retryTransient(() => readSync(fd, buffer, length, buffer.length - length, null));
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EINTR') continue;
-      // A non-blocking description (a FIFO opened without waiting, a shared pipe): wait for data.
-      if (code === 'EAGAIN') {
-        pauseSync(5);
-        continue;
-      }
       return { ok: false, problem: 'unreadable', message: (error as Error).message };
     }
     if (read === 0) return { ok: true, text: buffer.toString('utf8', 0, length) };

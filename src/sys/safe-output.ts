@@ -15,7 +15,7 @@
 //   reader, but a reader that is gone (EPIPE) only ends the writing, never the process.
 import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { pauseSync } from './wait.js';
+import { retryTransient } from './wait.js';
 
 export interface StderrWriter {
   /** Writes `text` whole or not at all (up to PIPE_BUF); false when it was dropped (pipe full, reader gone). */
@@ -127,20 +127,11 @@ export function writeData(text: string, fd = 1): boolean {
   if (brokenData.has(fd)) return false;
   const bytes = Buffer.from(text);
   let done = 0;
-  while (done < bytes.length) {
-    try {
-      done += writeSync(fd, bytes, done);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EINTR') continue;
-      // A description someone made non-blocking: wait a little for the reader, then go on.
-      if (code === 'EAGAIN') {
-        pauseSync(5);
-        continue;
-      }
-      brokenData.add(fd);
-      return false;
-    }
+  try {
+    while (done < bytes.length) done += retryTransient(() => writeSync(fd, bytes, done));
+  } catch {
+    brokenData.add(fd);
+    return false;
   }
   return true;
 }

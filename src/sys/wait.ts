@@ -25,3 +25,20 @@ const pauseCell = new Int32Array(new SharedArrayBuffer(4));
 export function pauseSync(ms: number): void {
   Atomics.wait(pauseCell, 0, 0, ms);
 }
+
+/**
+ * Runs one synchronous read or write of a descriptor until it stops failing transiently: EINTR is
+ * retried at once, EAGAIN (a description someone made non-blocking) after a short pause for the
+ * other end. Any other error is thrown to the caller.
+ */
+export function retryTransient<T>(io: () => T): T {
+  for (;;) {
+    try {
+      return io();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') pauseSync(5);
+      else if (code !== 'EINTR') throw error;
+    }
+  }
+}
