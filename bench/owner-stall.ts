@@ -1,9 +1,10 @@
 // Owner-library benchmark: how long leash holds the owner's thread.
 //  1. The synchronous cost of the spawnOwned() call against spawn() and spawn({ detached: true })
 //     (a child leading its own group, which spawnOwned must give: libuv's setsid path costs more
-//     than the plain one), interleaved call by call, with 1, 100 and 1,000 owned groups
-//     (target: <= 10 % over spawn, flat in the group count). With 0 owned groups there is no
-//     supervisor, and the call starts one: that is the first-spawnOwned row of bench/supervisor.ts.
+//     than the plain one), interleaved call by call, with 0, 100 and 1,000 owned groups
+//     (target: <= 10 % over spawn, flat in the group count). At 0 a setsid escapee keeps the
+//     supervisor running (without one, the call would start a supervisor: the first-spawnOwned
+//     row of bench/supervisor.ts).
 //     spawnOwned writes its registrations when the turn's synchronous code ends (one write for a
 //     burst): a second row times the call plus that write (up to a process.nextTick queued after
 //     the call), against spawn({ detached: true }) timed the same way.
@@ -102,11 +103,20 @@ let others: ChildProcess | undefined;
 const anchors: ChildProcess[] = [];
 let escapee: number | undefined;
 try {
-  // 1. spawnOwned's own cost, with the supervisor running.
+  // A descendant that leaves its group: once its group is gone it keeps the supervisor with no
+  // owned group at all (the 0-group rows below), and later, after the last group is gone, the
+  // sliced environ scan on every prune tick.
+  const leaver = spawnOwned('sh', ['-c', 'setsid sleep 1000 & echo $!'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  escapee = await new Promise<number>((resolve) => leaver.stdout!.once('data', (text: Buffer) => resolve(Number(String(text).trim()))));
+  await exitOf(leaver);
+  if (!(await waitUntil(() => ownedProcessGroups().length === 0 && supervisorPid() !== undefined, 10_000))) {
+    throw new Error('the escapee did not keep the supervisor with no owned group');
+  }
+
+  // 1. spawnOwned's own cost, with the supervisor running, at 0, 100 and 1,000 owned groups.
   const costs: Array<{ owned: number } & Cost> = [];
-  anchors.push(spawnOwned('sleep', ['1000'], { stdio: 'ignore' }));
   await callCost(20); // warm-up
-  for (const target of [1, 100, 1000].filter((n) => n <= OWNED)) {
+  for (const target of [0, 100, 1000].filter((n) => n <= OWNED)) {
     while (anchors.length < target) anchors.push(spawnOwned('sleep', ['1000'], { stdio: 'ignore' }));
     await sleep(500);
     costs.push({ owned: target, ...(await callCost(ROUNDS)) });
@@ -122,11 +132,6 @@ try {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   await new Promise<void>((resolve) => others!.stdout!.once('data', () => resolve()));
-  // A descendant that leaves its group: after the last group is gone it keeps the supervisor
-  // (and the sliced environ scan on every prune tick) alive.
-  const leaver = spawnOwned('sh', ['-c', 'setsid sleep 1000 & echo $!'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  escapee = await new Promise<number>((resolve) => leaver.stdout!.once('data', (text: Buffer) => resolve(Number(String(text).trim()))));
-  await exitOf(leaver);
   await sleep(1000);
   const processes = listPids().length;
   const idleMs = await worstStall(() => sleep(5500));
