@@ -9,11 +9,15 @@ import { setFlagsFromString } from 'node:v8';
 
 /** Smaller heap growth steps and code; no optimizing compiler (leash run's JS is a walk every few seconds). */
 const FLAGS = ['--optimize-for-size', '--no-turbofan'];
-/** The oldest V8 known to have both flags under these names (Node 20.19 ships 11.3). */
-const MIN_V8_MAJOR = 11;
+/**
+ * The V8s known to have both flags under these names: Node 20 (11.3) to Node 24 (13.6). A later
+ * V8 may rename one, and its "unrecognized flag" line would go to a stderr that may be a full
+ * pipe, so a V8 outside this range is left as it is until it is checked.
+ */
+const V8_MAJORS = { min: 11, max: 13 };
 
 export function lightenFootprint(): void {
   const major = Number(process.versions.v8.split('.')[0]);
-  if (!(major >= MIN_V8_MAJOR)) return;
+  if (!(major >= V8_MAJORS.min && major <= V8_MAJORS.max)) return;
   for (const flag of FLAGS) setFlagsFromString(flag);
 }
