@@ -1,8 +1,13 @@
 // Owner-library benchmark: how long leash holds the owner's thread.
 //  1. The synchronous cost of the spawnOwned() call against spawn() and spawn({ detached: true })
 //     (a child leading its own group, which spawnOwned must give: libuv's setsid path costs more
-//     than the plain one), interleaved call by call, with 1, 100 and 1,000 owned groups
-//     (target: <= 10 % over spawn, flat in the group count).
+//     than the plain one), interleaved call by call, with 0, 100 and 1,000 owned groups
+//     (target: <= 10 % over spawn, flat in the group count). At 0 a setsid escapee keeps the
+//     supervisor running (without one, the call would start a supervisor: the first-spawnOwned
+//     row of bench/supervisor.ts).
+//     spawnOwned writes its registrations when the turn's synchronous code ends (one write for a
+//     burst): a second row times the call plus that write (up to a process.nextTick queued after
+//     the call), against spawn({ detached: true }) timed the same way.
 //  2. The longest event-loop stall (the largest gap between runs of a 1 ms interval timer) with
 //     1,000 owned groups and 1,000 other processes on the machine (children of another process),
 //     while 200 terminateOwned calls run concurrently, through a 5 s prune tick, then while the
@@ -15,9 +20,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ownedProcessGroups, spawnOwned, supervisorPid, terminateOwned } from '../src/index.js';
-import { listPids } from '../src/sys/procfs.js';
+import { SupervisorLink } from '../src/owner/supervisor-link.js';
+import { listPids, readProcStat } from '../src/sys/procfs.js';
+import { randomHex } from '../src/sys/random.js';
 import { signalGroup, signalProcess } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
 
@@ -37,8 +45,25 @@ const exitOf = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Median synchronous time of spawn() and spawnOwned(), alternated call by call. */
-type Cost = { spawnMs: number; detachedMs: number; ownedMs: number };
+/**
+ * A supervisor of the bench's own, fed the parts of spawnOwned's work one by one so that each can
+ * be timed: the same process, the same protocol, a line per new group as the owner writes it.
+ */
+const partsLink = new SupervisorLink({ ownerToken: randomHex(12), graceMs: 0, replay: () => [], needed: () => true });
+
+/** Median synchronous time of spawn() and spawnOwned(), alternated call by call, and of spawnOwned's parts. */
+type Cost = {
+  spawnMs: number;
+  detachedMs: number;
+  ownedMs: number;
+  detachedTurnMs: number;
+  ownedTurnMs: number;
+  /** spawnOwned's parts, each timed alone after a spawn({ detached: true }). */
+  envCopyMs: number;
+  statMs: number;
+  writeMs: number;
+};
+const ms = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e6;
 async function callCost(rounds: number): Promise<Cost> {
   const ways = {
     spawnMs: () => spawn('true', [], { stdio: 'ignore' }),
@@ -46,8 +71,18 @@ async function callCost(rounds: number): Promise<Cost> {
     detachedMs: () => spawn('true', [], { stdio: 'ignore', detached: true }),
     ownedMs: () => spawnOwned('true', [], { stdio: 'ignore' }),
   };
-  const times: Record<keyof Cost, number[]> = { spawnMs: [], detachedMs: [], ownedMs: [] };
-  const names = Object.keys(ways) as Array<keyof Cost>;
+  const times: Record<keyof Cost, number[]> = {
+    spawnMs: [],
+    detachedMs: [],
+    ownedMs: [],
+    detachedTurnMs: [],
+    ownedTurnMs: [],
+    envCopyMs: [],
+    statMs: [],
+    writeMs: [],
+  };
+  const names = Object.keys(ways) as Array<keyof typeof ways>;
+  const endOfTurn = () => new Promise<void>((resolve) => process.nextTick(resolve));
   for (let i = 0; i < rounds; i += 1) {
     // Rotate the order so that no way always follows another.
     for (let k = 0; k < names.length; k += 1) {
@@ -55,10 +90,35 @@ async function callCost(rounds: number): Promise<Cost> {
       const began = process.hrtime.bigint();
       const child = ways[name]();
       times[name].push(Number(process.hrtime.bigint() - began) / 1e6);
+      await endOfTurn();
+      if (name === 'detachedMs') times.detachedTurnMs.push(Number(process.hrtime.bigint() - began) / 1e6);
+      if (name === 'ownedMs') times.ownedTurnMs.push(Number(process.hrtime.bigint() - began) / 1e6);
+      if (name === 'detachedMs' && child.pid !== undefined) {
+        let at = process.hrtime.bigint();
+        const env = { ...process.env, LEASH_BENCH_TOKEN: 'x' };
+        times.envCopyMs.push(ms(at));
+        at = process.hrtime.bigint();
+        const startTime = readProcStat(child.pid)?.startTime;
+        times.statMs.push(ms(at));
+        at = process.hrtime.bigint();
+        partsLink.sendAll([{ verb: 'register', pgid: child.pid, startTime }]);
+        times.writeMs.push(ms(at));
+        partsLink.notify({ verb: 'unregister', pgid: child.pid });
+        void env;
+      }
       await exitOf(child);
     }
   }
-  return { spawnMs: median(times.spawnMs), detachedMs: median(times.detachedMs), ownedMs: median(times.ownedMs) };
+  return {
+    spawnMs: median(times.spawnMs),
+    detachedMs: median(times.detachedMs),
+    ownedMs: median(times.ownedMs),
+    detachedTurnMs: median(times.detachedTurnMs),
+    ownedTurnMs: median(times.ownedTurnMs),
+    envCopyMs: median(times.envCopyMs),
+    statMs: median(times.statMs),
+    writeMs: median(times.writeMs),
+  };
 }
 
 /**
@@ -87,15 +147,26 @@ let others: ChildProcess | undefined;
 const anchors: ChildProcess[] = [];
 let escapee: number | undefined;
 try {
-  // 1. spawnOwned's own cost, with the supervisor running.
+  // A descendant that leaves its group: once its group is gone it keeps the supervisor with no
+  // owned group at all (the 0-group rows below), and later, after the last group is gone, the
+  // sliced environ scan on every prune tick.
+  const leaver = spawnOwned('sh', ['-c', 'setsid sleep 1000 & echo $!'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  escapee = await new Promise<number>((resolve) => leaver.stdout!.once('data', (text: Buffer) => resolve(Number(String(text).trim()))));
+  await exitOf(leaver);
+  if (!(await waitUntil(() => ownedProcessGroups().length === 0 && supervisorPid() !== undefined, 10_000))) {
+    throw new Error('the escapee did not keep the supervisor with no owned group');
+  }
+
+  // 1. spawnOwned's own cost, with the supervisor running, at 0, 100 and 1,000 owned groups.
   const costs: Array<{ owned: number } & Cost> = [];
-  anchors.push(spawnOwned('sleep', ['1000'], { stdio: 'ignore' }));
+  partsLink.ensure();
   await callCost(20); // warm-up
-  for (const target of [1, 100, 1000].filter((n) => n <= OWNED)) {
+  for (const target of [0, 100, 1000].filter((n) => n <= OWNED)) {
     while (anchors.length < target) anchors.push(spawnOwned('sleep', ['1000'], { stdio: 'ignore' }));
     await sleep(500);
     costs.push({ owned: target, ...(await callCost(ROUNDS)) });
   }
+  await partsLink.release();
 
   // 2. The stall, with OWNED owned groups and OTHERS unrelated processes.
   while (anchors.length < OWNED) anchors.push(spawnOwned('sleep', ['1000'], { stdio: 'ignore' }));
@@ -107,11 +178,6 @@ try {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   await new Promise<void>((resolve) => others!.stdout!.once('data', () => resolve()));
-  // A descendant that leaves its group: after the last group is gone it keeps the supervisor
-  // (and the sliced environ scan on every prune tick) alive.
-  const leaver = spawnOwned('sh', ['-c', 'setsid sleep 1000 & echo $!'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  escapee = await new Promise<number>((resolve) => leaver.stdout!.once('data', (text: Buffer) => resolve(Number(String(text).trim()))));
-  await exitOf(leaver);
   await sleep(1000);
   const processes = listPids().length;
   const idleMs = await worstStall(() => sleep(5500));
@@ -155,6 +221,16 @@ try {
     ]);
     rows.push([`spawnOwned() call over spawn({ detached: true }), ${cost.owned} owned`, percent((cost.ownedMs / cost.detachedMs - 1) * 100), '<= 10 %']);
     rows.push([`spawnOwned() call over plain spawn(), ${cost.owned} owned`, percent((cost.ownedMs / cost.spawnMs - 1) * 100), '<= 10 %']);
+    rows.push([
+      `the same with the turn's end (the deferred write): spawn(detached) / spawnOwned(), ${cost.owned} owned`,
+      `${cost.detachedTurnMs.toFixed(2)} / ${cost.ownedTurnMs.toFixed(2)} ms (${percent((cost.ownedTurnMs / cost.detachedTurnMs - 1) * 100)})`,
+      '',
+    ]);
+    rows.push([
+      `its parts, timed alone: environment copy / leader's stat read / line to a supervisor, ${cost.owned} owned`,
+      `${cost.envCopyMs.toFixed(3)} / ${cost.statMs.toFixed(3)} / ${cost.writeMs.toFixed(3)} ms`,
+      '',
+    ]);
   }
   rows.push([`longest stall: idle owner, 5.5 s (reference: the machine's noise)`, `${idleMs.toFixed(1)} ms`, '']);
   rows.push([`longest stall: ${CONCURRENT} plain detached groups, killpg + exit events (reference)`, `${referenceMs.toFixed(1)} ms`, '']);
@@ -163,6 +239,7 @@ try {
   rows.push([`longest stall: terminating the rest, settling with an escapee, a prune tick`, `${settleMs.toFixed(1)} ms`, '< 20 ms']);
   rows.push(['supervisor kept for the escapee after the last group', String(supervisorKept), 'true']);
   const width = Math.max(...rows.map((row) => row[0].length));
+  console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
   console.log(`${'metric'.padEnd(width)}  ${'value'.padStart(20)}  target`);
   for (const [name, value, target] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(20)}  ${target}`);
   mkdirSync(RESULTS, { recursive: true });
@@ -170,13 +247,14 @@ try {
   writeFileSync(
     out,
     JSON.stringify(
-      { when: new Date().toISOString(), node: process.version, owned: OWNED, others: OTHERS, concurrent: CONCURRENT, processes, costs, stallMs: { idle: idleMs, reference: referenceMs, concurrent: concurrentMs, pruneTick: pruneTickMs, settle: settleMs }, supervisorKept },
+      { when: new Date().toISOString(), node: process.version, loadavg: loadavg(), owned: OWNED, others: OTHERS, concurrent: CONCURRENT, processes, costs, stallMs: { idle: idleMs, reference: referenceMs, concurrent: concurrentMs, pruneTick: pruneTickMs, settle: settleMs }, supervisorKept },
       null,
       2,
     ) + '\n',
   );
   console.log(`wrote ${out}`);
 } finally {
+  await partsLink.release();
   if (others?.pid !== undefined) signalGroup(others.pid, 'SIGKILL');
   if (escapee !== undefined) signalProcess(escapee, 'SIGKILL');
   await Promise.all(anchors.map((child) => terminateOwned(child, { graceMs: 0 })));

@@ -6,6 +6,7 @@
 // Run: npm run build && node dist/bench/run.js   (not part of npm test)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { readChildren, readCommandLine, readProcStat, scanAllStats } from '../src/sys/procfs.js';
 import { isProcessAlive, signalGroup } from '../src/sys/processes.js';
@@ -47,19 +48,42 @@ function guardOf(leashPid: number): number | undefined {
   return (readChildren(leashPid) ?? []).find((pid) => (readCommandLine(pid) ?? []).includes('--owner-token'));
 }
 
+/** When, after t0, the detector saw things happen (ms); undefined where it did not see them. */
+interface DeathTimes {
+  /** The first listed process seen dead: roughly when the first signal landed. */
+  first?: number;
+  /** The last one: the tree is empty. */
+  last?: number;
+  /** The runner's /proc entry gone: leash run (libuv) has reaped it, so leash has seen its exit. */
+  runnerSeen?: number;
+}
+
 /**
  * Waits until every listed process is dead (zombies count), checking only those still alive,
- * with no back-off: the same detector times leash and the killpg floor.
+ * with no back-off: the same detector times leash and the killpg floor. With `runner`, also
+ * notes when that (killed) process stops being a zombie: its parent has reaped it.
  */
-async function allDead(identities: Array<{ pid: number; start: number | undefined }>, budgetMs: number): Promise<boolean> {
+async function allDead(
+  identities: Array<{ pid: number; start: number | undefined }>,
+  budgetMs: number,
+  t0 = performance.now(),
+  runner?: number,
+): Promise<DeathTimes | undefined> {
   let left = identities;
+  const times: DeathTimes = {};
   const deadline = performance.now() + budgetMs;
-  while (left.length > 0) {
-    if (performance.now() > deadline) return false;
+  for (;;) {
+    if (runner !== undefined && times.runnerSeen === undefined && readProcStat(runner) === undefined) {
+      times.runnerSeen = performance.now() - t0;
+    }
+    if (left.length === 0 && (runner === undefined || times.runnerSeen !== undefined)) return times;
+    if (performance.now() > deadline) return undefined;
+    const before = left.length;
     left = left.filter(({ pid, start }) => isProcessAlive(pid, start));
-    if (left.length > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (left.length < before) times.first ??= performance.now() - t0;
+    if (left.length === 0) times.last ??= performance.now() - t0;
+    await new Promise((resolve) => setImmediate(resolve));
   }
-  return true;
 }
 
 function identitiesOf(pids: number[]) {
@@ -106,6 +130,9 @@ async function main(): Promise<void> {
     await treeBelow(small.pid as number, 3);
     const reference = spawn(process.execPath, ['-e', REFERENCE_LOOP.replace('${ROOT}', String(leash.pid))], { stdio: 'ignore' });
     started.push(reference);
+    // What any Node process costs, idle: the floor under leash run and under its guard.
+    const bareNode = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+    started.push(bareNode);
     // Past the 200 ms sweeps of a young tree: the quiet pace is what is measured.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const before = { leash: cpuMs(leash.pid as number), small: cpuMs(small.pid as number), reference: cpuMs(reference.pid as number) };
@@ -124,7 +151,10 @@ async function main(): Promise<void> {
     const guard = guardOf(leash.pid as number);
     const leashMemory = readProcessMemory(leash.pid as number);
     const guardMemory = guard === undefined ? undefined : readProcessMemory(guard);
+    const bareMemory = readProcessMemory(bareNode.pid as number);
+    bareNode.kill('SIGKILL');
     const memory = {
+      bare_node_private_kb: bareMemory?.privateKb,
       leash_private_kb: leashMemory?.privateKb,
       leash_pss_kb: leashMemory?.pssKb,
       leash_rss_kb: leashMemory?.rssKb,
@@ -156,6 +186,8 @@ async function main(): Promise<void> {
     // of as many sleeping processes, timed by the same detector, alternating in the same run.
     const exitToEmpty: number[] = [];
     const exitToLeashExit: number[] = [];
+    const runnerSeen: number[] = [];
+    const firstDeath: number[] = [];
     const floor: number[] = [];
     let current: ChildProcess = leash;
     for (let round = 0; round < ROUNDS; round += 1) {
@@ -167,12 +199,16 @@ async function main(): Promise<void> {
       // An established tree, as a server's is when it is closed: leash's last walk has seen it all.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const runner = runnerOf(current.pid as number);
-      const tree = identitiesOf([...walkDescendants(current.pid as number).keys()].filter((pid) => pid !== guardOf(current.pid as number)));
+      // The runner is timed apart: its death is the cause, the rest of the tree the effect.
+      const tree = identitiesOf([...walkDescendants(current.pid as number).keys()].filter((pid) => pid !== guardOf(current.pid as number) && pid !== runner));
       const gone = new Promise<number>((resolve) => current.once('exit', () => resolve(performance.now())));
       const t0 = performance.now();
       process.kill(runner, 'SIGKILL');
-      if (!(await allDead(tree, 20_000))) throw new Error('tree survived its runner');
-      exitToEmpty.push(performance.now() - t0);
+      const times = await allDead(tree, 20_000, t0, runner);
+      if (!times) throw new Error('tree survived its runner');
+      exitToEmpty.push(times.last ?? 0);
+      runnerSeen.push(times.runnerSeen ?? NaN);
+      firstDeath.push(times.first ?? NaN);
       exitToLeashExit.push((await gone) - t0);
 
       // The floor: the same number of sleepers in one group, one killpg.
@@ -183,10 +219,13 @@ async function main(): Promise<void> {
       const members = identitiesOf([group.pid as number, ...(await treeBelow(group.pid as number, TREE_SIZE - 1))]);
       const t1 = performance.now();
       signalGroup(group.pid as number, 'SIGTERM');
-      if (!(await allDead(members, 20_000))) throw new Error('killpg left processes');
-      floor.push(performance.now() - t1);
+      const floorTimes = await allDead(members, 20_000, t1);
+      if (!floorTimes) throw new Error('killpg left processes');
+      floor.push(floorTimes.last ?? 0);
     }
     results.runner_exit_to_empty_ms = exitToEmpty;
+    results.runner_exit_seen_by_leash_ms = runnerSeen;
+    results.runner_exit_to_first_death_ms = firstDeath;
     results.runner_exit_to_leash_exit_ms = exitToLeashExit;
     results.killpg_floor_ms = floor;
 
@@ -216,9 +255,12 @@ async function main(): Promise<void> {
       ['reference (100 ms /proc poll) CPU, same 10 s', `${idle.reference.toFixed(0)} ms`],
       ['full /proc scan (one poll tick)', `${median(scans).toFixed(2)} ms`],
       ['leash tree walk (200 processes)', `${median(walks).toFixed(2)} ms`],
-      ['runner exit -> empty tree (median)', `${median(exitToEmpty).toFixed(1)} ms`],
+      ['runner SIGKILL -> leash has reaped it (median)', `${median(runnerSeen).toFixed(1)} ms`],
+      ['runner SIGKILL -> first process of the tree dead', `${median(firstDeath).toFixed(1)} ms`],
+      ['runner SIGKILL -> empty tree (median)', `${median(exitToEmpty).toFixed(1)} ms`],
       ['runner exit -> leash exits (median)', `${median(exitToLeashExit).toFixed(1)} ms`],
       ['reference: killpg of 200 sleepers -> all dead', `${median(floor).toFixed(1)} ms`],
+      ['leash teardown less its wake-up / floor (medians)', `${(median(exitToEmpty.map((ms, i) => ms - (runnerSeen[i] as number))) / median(floor)).toFixed(2)}x`],
       ['leash teardown / killpg floor (medians)', `${(median(exitToEmpty) / median(floor)).toFixed(2)}x`],
       ['same, median of the paired rounds', `${median(exitToEmpty.map((ms, i) => ms / (floor[i] as number))).toFixed(2)}x`],
       ['reference detection delay alone (mean)', `${(50 + median(scans)).toFixed(1)} ms + signalling`],
@@ -229,8 +271,16 @@ async function main(): Promise<void> {
       ['memory: leash run private / PSS', `${kb(memory.leash_private_kb)} / ${kb(memory.leash_pss_kb)}`],
       ['memory: its guard private / PSS', `${kb(memory.guard_private_kb)} / ${kb(memory.guard_pss_kb)}`],
       ['memory: one wrapped server, private total', kb(memory.total_private_kb)],
+      ['reference: an idle bare node process, private', kb(memory.bare_node_private_kb)],
+      // The design docs/run.md sketches: one guard per client, shared by its N leash runs.
+      ...[5, 20].map((n): [string, string] => [
+        `memory: one server with a guard shared by ${n}`,
+        kb((memory.leash_private_kb ?? NaN) + (memory.guard_private_kb ?? NaN) / n),
+      ]),
     );
+    console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} (at the end)`);
     for (const [label, value] of rows) console.log(`${label.padEnd(46)} ${value}`);
+    results.loadavg_at_end = loadavg();
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}run.json`, JSON.stringify(results, null, 2) + '\n');
   } finally {

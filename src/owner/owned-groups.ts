@@ -18,7 +18,8 @@ type SpawnArgs = readonly string[];
 /**
  * `child_process.spawn`, except that the child dies with this process, however it dies. On POSIX
  * it leads a new process group (and session) registered with this process's death supervisor
- * before the call returns (`detached` is always true); on Windows it is in a kill-on-close job.
+ * when this turn's synchronous code ends (the token in its environment covers it until then; see
+ * posix-owner.ts), `detached` always true; on Windows it is in a kill-on-close job.
  */
 export function spawnOwned(command: string, options?: SpawnOptions): ChildProcess;
 export function spawnOwned(command: string, args?: SpawnArgs, options?: SpawnOptions): ChildProcess;

@@ -6,7 +6,7 @@ import {
   type SpawnOptions,
 } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
+import { OWNER_TOKEN_VARIABLE, type ControlCommand } from '../supervisor/protocol.js';
 import { isSpared } from '../supervisor/teardown.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
@@ -23,6 +23,7 @@ import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.j
 import { SupervisorLink } from './supervisor-link.js';
 import type { OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
+import { hasProcfs } from '../sys/procfs.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -59,10 +60,14 @@ function supervisor(): SupervisorLink {
   link ??= new SupervisorLink({
     ownerToken: ownerTokenValue(),
     graceMs: supervisorGraceMs(),
-    replay: () => [
-      ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
-      ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
-    ],
+    replay: () => {
+      // Groups spawned this turn are identified now and go with the replay.
+      identifyUnwritten();
+      return [
+        ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
+        ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
+      ];
+    },
     needed: () => owned.size > 0 || strays !== 'none',
   });
   return link;
@@ -155,6 +160,7 @@ function stopPruning(): void {
 function register(pgid: number, startTime: number | undefined): void {
   owned.set(pgid, startTime);
   disowned.delete(pgid);
+  unwritten.delete(pgid);
   // One probe per registration keeps the set from filling with gone groups between prune
   // ticks, at a cost that does not grow with the set.
   pruneSome(1, pgid);
@@ -164,8 +170,67 @@ function register(pgid: number, startTime: number | undefined): void {
 
 function forget(pgid: number): void {
   if (!owned.delete(pgid)) return;
+  // Never written: the supervisor has nothing to forget.
+  if (unwritten.delete(pgid)) {
+    settle();
+    return;
+  }
   link?.notify({ verb: 'unregister', pgid });
   settle();
+}
+
+/**
+ * Groups of children spawnOwned started this turn, owned but not yet written to the supervisor:
+ * their leaders' start times are read and their lines written together, once, when the current
+ * turn's synchronous code ends (process.nextTick). The call itself then costs the spawn, the
+ * environment copy and a few map updates; a burst of spawns costs one write.
+ *
+ * What this gives up, and why it holds: until the flush, the supervisor knows the child only by
+ * the owner token in its environment (the supervisor was started before the child, and the
+ * child carries the token from its first instruction, since spawn returns after exec). An owner
+ * SIGKILLed before the flush has the child swept by that token; what the sweep cannot see is a
+ * process the child forked, in that same turn, with a scrubbed environment, in the child's group.
+ * Where there is no procfs there is no sweep, and the line is written before spawnOwned returns.
+ * The pid cannot be recycled before the flush: libuv reaps its children only from the event loop.
+ */
+const unwritten = new Set<number>();
+let flushQueued = false;
+const deferRegistration = hasProcfs();
+
+function registerSoon(pgid: number): void {
+  if (!deferRegistration) {
+    register(pgid, groupLeaderIdentity(pgid));
+    return;
+  }
+  // In the set at once (ownedProcessGroups, terminateOwned, release see it); identified at the flush.
+  owned.set(pgid, undefined);
+  disowned.delete(pgid);
+  unwritten.add(pgid);
+  pruneSome(1, pgid);
+  startPruning();
+  if (flushQueued) return;
+  flushQueued = true;
+  process.nextTick(flushRegistrations);
+}
+
+/** Reads the start time of every unwritten group still owned; returns their register lines. */
+function identifyUnwritten(): ControlCommand[] {
+  const commands: ControlCommand[] = [];
+  for (const pgid of unwritten) {
+    if (!owned.has(pgid)) continue;
+    const startTime = groupLeaderIdentity(pgid);
+    owned.set(pgid, startTime);
+    commands.push({ verb: 'register', pgid, startTime });
+  }
+  unwritten.clear();
+  return commands;
+}
+
+/** Writes the registrations of this turn's spawns in one line batch. Anything that reads a start time calls it first. */
+function flushRegistrations(): void {
+  flushQueued = false;
+  if (unwritten.size === 0) return;
+  supervisor().sendAll(identifyUnwritten());
 }
 
 /** Where pruneSome goes on from: a live iterator over the owned set. */
@@ -195,6 +260,7 @@ function pruneGone(): void {
  * again). Doubt, such as EPERM, keeps a group.
  */
 async function pruneThoroughly(): Promise<void> {
+  flushRegistrations();
   const leaderless = new Map<number, number | undefined>();
   let looked = 0;
   for (const [pgid, startTime] of [...owned]) {
@@ -225,8 +291,8 @@ async function pruneThoroughly(): Promise<void> {
 
 /**
  * `child_process.spawn`, except that the child leads a new process group (and session) that
- * is registered with this process's death supervisor before the call returns. `detached` is
- * always true.
+ * is registered with this process's death supervisor when this turn's synchronous code ends
+ * (registerSoon). `detached` is always true.
  */
 function spawnOwned(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   // The supervisor exists before the child does, so the token sweep covers the spawn gap.
@@ -234,7 +300,7 @@ function spawnOwned(command: string, args: readonly string[], options: SpawnOpti
   const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
   let child: ChildProcess;
   try {
-    // detached-spawn: ok — this is the owned-spawn helper; the group is registered just below.
+    // detached-spawn: ok — this is the owned-spawn helper; the group is registered at the turn's end.
     child = spawn(command, args, { ...options, env, detached: true });
   } catch (error) {
     // Bad arguments throw as they would from spawn; the supervisor started for them goes.
@@ -250,7 +316,7 @@ function spawnOwned(command: string, args: readonly string[], options: SpawnOpti
   // From now on a process carries our token and may leave its group: only a scan can say otherwise.
   strays = 'unknown';
   spawnGeneration += 1;
-  register(pid, groupLeaderIdentity(pid));
+  registerSoon(pid);
   child.once('exit', () => {
     // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
     // once nothing is left.
@@ -293,6 +359,8 @@ function ownProcessGroup(pgid: number): boolean {
  */
 function releaseProcessGroup(pgid: number): boolean {
   if (!owned.has(pgid)) return false;
+  // The disown line carries the start time, and must follow the register line.
+  flushRegistrations();
   const startTime = owned.get(pgid);
   owned.delete(pgid);
   disowned.delete(pgid);
@@ -340,6 +408,7 @@ function admitSome(): void {
  */
 async function terminateOwned(pgid: number, graceMs: number): Promise<TerminateResult> {
   await takeTurn();
+  flushRegistrations();
   if (!owned.has(pgid)) {
     return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
   }

@@ -66,6 +66,13 @@ export class SupervisorLink {
     else this.write(this.child, this.takePending() + formatControlLine(command));
   }
 
+  /** Sends several commands in one write, in order (a fresh supervisor learns them from the replay). */
+  sendAll(commands: readonly ControlCommand[]): void {
+    if (commands.length === 0) return;
+    if (!this.child) this.start();
+    else this.write(this.child, this.takePending() + commands.map(formatControlLine).join(''));
+  }
+
   /**
    * Sends a command only to a running supervisor (a fresh one learns it from the replay).
    * `unregister` is batched with the others of this turn of the event loop: a hundred groups

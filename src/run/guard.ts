@@ -3,18 +3,18 @@
 // tree down — SIGTERM, the grace, SIGKILL. It learns the tree's process groups as they appear,
 // and sweeps every process carrying the run's owner token (setsid escapees, the spawn gap).
 // A clean exit of leash run releases it: no teardown then.
-import { randomBytes } from 'node:crypto';
 import { SupervisorLink } from '../owner/supervisor-link.js';
 import type { ControlCommand } from '../supervisor/protocol.js';
 import { LEADER_ALREADY_GONE } from '../sys/processes.js';
 import { readProcStat } from '../sys/procfs.js';
+import { randomHex } from '../sys/random.js';
 
 /** The variable the supervisor's sweep looks for (the owner library's name, on purpose). */
 export const RUN_TOKEN_VARIABLE = 'LEASH_OWNER_TOKEN';
 
 export class RunGuard {
   /** Carried in the environment of every process of the tree. */
-  readonly token = randomBytes(12).toString('hex');
+  readonly token = randomHex(12);
   /** pgid -> its leader's start time (LEADER_ALREADY_GONE when no leader was seen). */
   private readonly registered = new Map<number, number>();
   private readonly link: SupervisorLink;

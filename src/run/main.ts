@@ -4,6 +4,7 @@ import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
 import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
+import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
 import { installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
@@ -92,6 +93,7 @@ export async function runMain(argv: string[]): Promise<number> {
   // writeDiagnostic: a full stderr drops it, a closed one never ends leash, and process.stderr
   // (blocking, and non-blocking for the whole tree once opened) is never touched.
   installSignalShield();
+  lightenFootprint();
   // --quiet drops the phase lines only: warnings and errors are always written.
   let quiet = false;
   const log = (line: string) => {

@@ -1,10 +1,10 @@
 // The state document of `leash run`: a small fixed-shape JSON file that a person or a program can
 // read at any time (`leash status`). Replaced atomically (write a private temporary file, then
 // rename over the old one), so a reader never sees half a document.
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ownIdentity } from '../sys/process-identity.js';
+import { randomHex } from '../sys/random.js';
 
 export const PHASES = ['starting', 'running', 'stopping', 'killing', 'exited'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -78,7 +78,7 @@ const TEMPORARY_FLAGS =
  * its mode is set on the descriptor, not by name. Throws on failure (after cleaning up).
  */
 export function replaceFileAtomically(path: string, text: string): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`);
+  const temporary = join(dirname(path), `.${basename(path)}.${randomHex(8)}.tmp`);
   let created = false;
   try {
     // Created 0600 from the start, so the content is never readable by others, even briefly.
