@@ -229,7 +229,7 @@ function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
   try {
-    if (selection && (tree.rootNode.hasError || !startsStatements(tree.rootNode, selection.ranges))) return undefined;
+    if (selection && (tree.rootNode.hasError || !startsStatements(tree.rootNode, selection.starts))) return undefined;
     const analysis = new PythonFileAnalysis(text, fields, triggers, selection);
     const findings = analysis.run(tree.rootNode);
     return analysis.leftOutUse ? undefined : findings;
@@ -238,19 +238,19 @@ function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[
   }
 }
 
-/** Whether each range starts one of the root's statements, as the tokenizer meant it to. */
-function startsStatements(root: SyntaxNode, ranges: Range[]): boolean {
+/** Whether each chosen statement (ascending `starts`) starts one of the root's children, as the tokenizer meant. */
+function startsStatements(root: SyntaxNode, starts: number[]): boolean {
   const cursor = root.walk();
   try {
     let next = 0;
     if (cursor.gotoFirstChild()) {
       do {
         const start = cursor.startIndex;
-        if (next < ranges.length && (ranges[next] as Range).startIndex < start) return false;
-        if (next < ranges.length && (ranges[next] as Range).startIndex === start) next++;
+        if (next < starts.length && (starts[next] as number) < start) return false;
+        if (next < starts.length && starts[next] === start) next++;
       } while (cursor.gotoNextSibling());
     }
-    return next === ranges.length;
+    return next === starts.length;
   } finally {
     cursor.delete();
   }

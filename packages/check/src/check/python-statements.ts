@@ -53,7 +53,7 @@ const CLOSER: Record<number, number> = { 41: 40, 93: 91, 125: 123 };
 const CONTINUATION = /(?:else|elif|except|finally)(?![\w\u0080-\uffff])/y;
 /** String prefixes Python knows (any case); `f` makes a formatted string. */
 const STRING_PREFIX = /^(?:[rbu]|br|rb|f|fr|rf)$/i;
-const IDENTIFIER_CHAR = /[\w]/;
+const isWordCharacter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
 /** A byte-order mark, a NUL, a replacement character (undecodable bytes) or a lone CR: parse whole. */
 const oddText = (text: string): boolean =>
   text.charCodeAt(0) === 0xfeff || text.includes('\0') || text.includes('\uFFFD') || (text.includes('\r') && /\r(?!\n)/.test(text));
@@ -235,12 +235,11 @@ class StatementScanner {
   private prefixIsFormatted(): boolean {
     const text = this.text;
     let start = this.i;
-    while (start > 0 && start > this.i - 4 && IDENTIFIER_CHAR.test(text.charAt(start - 1))) start--;
+    while (start > 0 && isWordCharacter(text.charCodeAt(start - 1))) start--;
     if (start === this.i) return false;
-    const before = start > 0 ? text.charCodeAt(start - 1) : 0;
     const prefix = text.slice(start, this.i);
-    if (before >= 128 || IDENTIFIER_CHAR.test(String.fromCharCode(before)) || !STRING_PREFIX.test(prefix)) throw new Unsure();
-    return /f/i.test(prefix);
+    if ((start > 0 && text.charCodeAt(start - 1) >= 128) || !STRING_PREFIX.test(prefix)) throw new Unsure();
+    return prefix.includes('f') || prefix.includes('F');
   }
 
   /** Scans an f-string's `{expression!conversion:format}` from past its `{` to past its `}`. */
