@@ -165,6 +165,9 @@ export const pythonParses = {
   wholeAfterStatements: 0,
   /** Files where no statement held a trigger: nothing parsed. */
   none: 0,
+  /** Characters of the files given to the parser by statements, and of the statements given. */
+  statementFilesText: 0,
+  statementsText: 0,
 };
 
 export interface PythonAnalysisOptions {
@@ -189,6 +192,8 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   }
   if (selection) {
     pythonParses.statements++;
+    pythonParses.statementFilesText += text.length;
+    for (const range of selection.ranges) pythonParses.statementsText += range.endIndex - range.startIndex;
     const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection);
     if (findings) return findings;
     pythonParses.wholeAfterStatements++;
