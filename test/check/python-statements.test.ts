@@ -79,12 +79,15 @@ test('top-level statements: string prefixes, escapes and f-strings', () => {
     '{x}',
     'def not_a_statement(): pass',
     "'''",
+    'def e():',
+    '    return"{" + xf"{"',
     'd = 1',
   ].join('\n');
   assert.deepEqual(texts(source), [
     `a = rb'\\\\' + b"\\"" + R'''x''' + u"y" + Br"\\"" + '#' + "("\n`,
     `b = f"{x!r:>{width}} {{ }} {'}'} {d["k"]:{'<'}10} {(lambda: 1)()} {a[1:2]}"\n`,
     "c = f'''\n{x}\ndef not_a_statement(): pass\n'''\n",
+    'def e():\n    return"{" + xf"{"\n',
     'd = 1',
   ]);
 });
@@ -107,7 +110,7 @@ test('top-level statements: whatever the splitter is unsure of is declined', () 
     'a lone carriage return': 'x = 1\ry = 2\n',
     'a form feed at a line start': '\fx = 1\n',
     'a t-string': 'x = t"{a}"\n',
-    'a word before a quote': 'print"x"\n',
+    'a word in another script before a quote': 'x = é"{"\n',
     'a named escape in an f-string': 'x = f"\\N{EM DASH}{y}"\n',
     'a quote in a format spec': `x = f"{a:'>10}"\n`,
     'code indented before any statement': '    x = 1\n',

@@ -53,6 +53,7 @@ const CLOSER: Record<number, number> = { 41: 40, 93: 91, 125: 123 };
 const CONTINUATION = /(?:else|elif|except|finally)(?![\w\u0080-\uffff])/y;
 /** String prefixes Python knows (any case); `f` makes a formatted string. */
 const STRING_PREFIX = /^(?:[rbu]|br|rb|f|fr|rf)$/i;
+const TEMPLATE_PREFIX = /^(?:t|tr|rt)$/i;
 const isWordCharacter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
 /** A byte-order mark, a NUL, a replacement character (undecodable bytes) or a lone CR: parse whole. */
 const oddText = (text: string): boolean =>
@@ -127,7 +128,7 @@ class StatementScanner {
   }
 
   private skipNewline(): void {
-    if (this.text.charCodeAt(this.i) === CARRIAGE_RETURN) this.i++; // always before \n: ODD_TEXT
+    if (this.text.charCodeAt(this.i) === CARRIAGE_RETURN) this.i++; // always before \n: see oddText
     this.i++;
     this.row++;
     this.lineStart = this.i;
@@ -229,17 +230,19 @@ class StatementScanner {
   }
 
   /**
-   * The prefix is the run of letters just before the quote (`rb`, `F`, ...). Any other word there
-   * (Python 2's `print"x"`, a t-string, a name in another script) is left to the parser.
+   * As in Python's tokenizer, the whole word just before the quote is the string's prefix if it is
+   * one (`rb`, `F`, ...); any other word is a name of its own (`return"x"`), and the string has no
+   * prefix. A t-string (Python 3.14) or a word in another script is left to the parser.
    */
   private prefixIsFormatted(): boolean {
     const text = this.text;
     let start = this.i;
     while (start > 0 && isWordCharacter(text.charCodeAt(start - 1))) start--;
+    if (start > 0 && text.charCodeAt(start - 1) >= 128) throw new Unsure();
     if (start === this.i) return false;
-    const prefix = text.slice(start, this.i);
-    if ((start > 0 && text.charCodeAt(start - 1) >= 128) || !STRING_PREFIX.test(prefix)) throw new Unsure();
-    return prefix.includes('f') || prefix.includes('F');
+    const word = text.slice(start, this.i);
+    if (TEMPLATE_PREFIX.test(word)) throw new Unsure();
+    return STRING_PREFIX.test(word) && (word.includes('f') || word.includes('F'));
   }
 
   /** Scans an f-string's `{expression!conversion:format}` from past its `{` to past its `}`. */
