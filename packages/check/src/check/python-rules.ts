@@ -8,6 +8,8 @@
 // finding of its own, since the reference's "skip what does not parse" can hide a detached spawn.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
+import { topLevelStatements } from './python-statements.js';
 import { backgroundingIn } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
@@ -50,7 +52,7 @@ interface Grammar {
 }
 interface Parser {
   setLanguage(language: Grammar): void;
-  parse(text: string): { rootNode: SyntaxNode; delete(): void } | null;
+  parse(input: string | ((index: number) => string), oldTree?: null, options?: { includedRanges?: Range[] }): { rootNode: SyntaxNode; delete(): void } | null;
 }
 interface TreeSitter {
   Parser: { init(): Promise<void>; new (): Parser };
@@ -153,24 +155,109 @@ function optionDetaches(name: string | undefined, value: SyntaxNode): boolean {
   return false;
 }
 
-export async function analysePython(text: string): Promise<RawFinding[]> {
+/** How files were parsed since the process started, for tests and benchmarks. */
+export const pythonParses = {
+  /** Files given to the parser as their selected statements only. */
+  statements: 0,
+  /** Files parsed whole: asked for, or the statements could not be told. */
+  whole: 0,
+  /** Files parsed whole after their statements were (a syntax error, a name used in a statement left out). */
+  wholeAfterStatements: 0,
+  /** Files where no statement held a trigger: nothing parsed. */
+  none: 0,
+  /** Characters of the files given to the parser by statements, and of the statements given. */
+  statementFilesText: 0,
+  statementsText: 0,
+};
+
+export interface PythonAnalysisOptions {
+  /** Parse the whole file rather than only the statements that can matter (for comparison). */
+  whole?: boolean;
+}
+
+/**
+ * Parsing is most of the cost, and a top-level statement holding no trigger can report nothing
+ * (the walk below would skip it), so the parser is given only the statements that hold one. The
+ * whole file is parsed instead where the statements cannot be told exactly, where the partial
+ * tree has a syntax error (so a parse error is reported as before, at the same place), and where
+ * the analysis finds a use of a locally bound module name in a statement left out.
+ */
+export async function analysePython(text: string, options: PythonAnalysisOptions = {}): Promise<RawFinding[]> {
   const { parser, fields } = await pythonParser();
-  let tree;
+  const triggers = matchStarts(TRIGGERS, text);
+  const selection = options.whole ? undefined : selectStatements(text, triggers);
+  if (selection?.ranges.length === 0) {
+    pythonParses.none++; // no statement holds a trigger
+    return [];
+  }
+  if (selection) {
+    pythonParses.statements++;
+    pythonParses.statementFilesText += text.length;
+    for (const range of selection.ranges) pythonParses.statementsText += range.endIndex - range.startIndex;
+    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection);
+    if (findings) return findings;
+    pythonParses.wholeAfterStatements++;
+  } else {
+    pythonParses.whole++;
+  }
+  return analyseTree(parse(parser, text), text, fields, triggers, undefined) as RawFinding[];
+}
+
+/** The statements that can matter, or undefined when the whole file must be parsed. */
+function selectStatements(text: string, triggers: number[]): StatementSelection | undefined {
+  const statements = topLevelStatements(text);
+  if (!statements) return undefined;
+  // A concatenated string can only spell an option name where one of its parts starts the name.
+  let offsets = triggers.concat(matchStarts(OPTION_NAME_STARTS, text));
+  for (const name of guessBoundNames(text, WATCHED_MODULES)) offsets = offsets.concat(usesOf(name, text));
+  offsets.sort((a, b) => a - b);
+  return new StatementSelection(statements, offsets);
+}
+
+type Tree = { rootNode: SyntaxNode; delete(): void } | null;
+
+function parse(parser: Parser, text: string, ranges?: Range[]): Tree {
   try {
-    tree = parser.parse(text);
+    return ranges ? parser.parse(readerWithin(text, ranges), null, { includedRanges: ranges }) : parser.parse(text);
   } catch (error) {
     // A trap inside the WebAssembly parser (out of memory on a huge file) can leave that parser
     // unusable: the next file gets a new one. This file's failure is reported by the caller.
     parserReady = undefined;
     throw error;
   }
+}
+
+/** The tree's findings; undefined when a tree of selected statements cannot stand for the file. */
+function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined): RawFinding[] | undefined {
   if (!tree) {
+    if (selection) return undefined;
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
   try {
-    return new PythonFileAnalysis(text, fields).run(tree.rootNode);
+    if (selection && (tree.rootNode.hasError || !startsStatements(tree.rootNode, selection.starts))) return undefined;
+    const analysis = new PythonFileAnalysis(text, fields, triggers, selection);
+    const findings = analysis.run(tree.rootNode);
+    return analysis.leftOutUse ? undefined : findings;
   } finally {
     tree.delete(); // the tree lives in WebAssembly memory, outside the garbage collector's reach
+  }
+}
+
+/** Whether each chosen statement (ascending `starts`) starts one of the root's children, as the tokenizer meant. */
+function startsStatements(root: SyntaxNode, starts: number[]): boolean {
+  const cursor = root.walk();
+  try {
+    let next = 0;
+    if (cursor.gotoFirstChild()) {
+      do {
+        const start = cursor.startIndex;
+        if (next < starts.length && (starts[next] as number) < start) return false;
+        if (next < starts.length && starts[next] === start) next++;
+      } while (cursor.gotoNextSibling());
+    }
+    return next === starts.length;
+  } finally {
+    cursor.delete();
   }
 }
 
@@ -197,10 +284,17 @@ const TRIGGERS =
 const OPTION_NAME_START = new RegExp(
   `["'](?:${[...new Set([...OPTION_NAMES].flatMap((name) => Array.from(name, (_, i) => name.slice(0, i + 1))))].join('|')})["']`,
 );
+const OPTION_NAME_STARTS = new RegExp(OPTION_NAME_START.source, 'g');
 /** Assignment targets made only of names and dotted names: writing them is not a use. */
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
 const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
+
+/** Offsets of the uses of a local name (any occurrence as a whole word). */
+function usesOf(name: string, text: string): number[] {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return matchStarts(new RegExp(`(?<!\\w)${escaped}(?!\\w)`, 'g'), text);
+}
 
 /** Start offsets of every match of `pattern` in `text`, overlapping ones included, ascending. */
 function matchStarts(pattern: RegExp, text: string): number[] {
@@ -227,13 +321,18 @@ class PythonFileAnalysis {
   private readonly enclosingCalls: Array<[number, number]> = [];
   /** Whether a bare identifier can be reported: a detaching name was imported, or a flag is named. */
   private identifiersMatter: boolean;
+  /** Set when a watched local name is used in a statement the parser was not given. */
+  leftOutUse = false;
 
   constructor(
     private readonly text: string,
     private readonly fields: Fields,
+    triggers: number[],
+    /** The statements parsed, when the tree holds only some (undefined: the whole file). */
+    private readonly selection: StatementSelection | undefined,
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
-    this.triggers = matchStarts(TRIGGERS, text);
+    this.triggers = triggers.slice();
   }
 
   /** Sorted start offsets of TRIGGERS (and of watched local names) in the text. */
@@ -255,8 +354,8 @@ class PythonFileAnalysis {
   /** Makes every use of a local name bound to a watched module a trigger. */
   private watch(local: string, target: string): void {
     if (!WATCHED_MODULES.has(target.split('.')[0] as string)) return;
-    const escaped = local.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const uses = matchStarts(new RegExp(`(?<!\\w)${escaped}(?!\\w)`, 'g'), this.text);
+    const uses = usesOf(local, this.text);
+    if (this.selection && uses.some((use) => this.selection?.leftOut(use))) this.leftOutUse = true;
     this.triggers = [...this.triggers, ...uses].sort((a, b) => a - b);
   }
 
