@@ -68,6 +68,8 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
     const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
+    // A flag that takes no value must not quietly drop one: `--kill=no` would kill.
+    const bare = (): string | undefined => (inline === undefined ? undefined : `${flag} takes no value, not '${arg}'`);
     const value = (): string | undefined => {
       if (inline !== undefined) return inline;
       i += 1;
@@ -75,15 +77,16 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
     };
     switch (flag) {
       case '--json':
-        parsed.json = true;
-        break;
       case '--kill':
-        parsed.kill = true;
-        break;
       case '--help':
-      case '-h':
-        parsed.help = true;
+      case '-h': {
+        const refused = bare();
+        if (refused) return refused;
+        if (flag === '--json') parsed.json = true;
+        else if (flag === '--kill') parsed.kill = true;
+        else parsed.help = true;
         break;
+      }
       case '--match': {
         const text = value();
         if (text === undefined || text === '') return '--match needs a regular expression';

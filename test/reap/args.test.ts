@@ -40,3 +40,17 @@ for (const args of [['--bogus'], ['--match', '('], ['--match'], ['--older-than',
     assert.equal(result.stdout, '');
   });
 }
+
+// A value after `=` on a flag that takes none used to be dropped: `--kill=no` killed.
+for (const args of [['--kill=no'], ['--json=false'], ['--help=x'], ['--kill=']]) {
+  test(`leash reap ${args.join(' ')} is refused, not read as the bare flag`, () => {
+    const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', ...args, '--match', 'leash-reap-never-matches-anything'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    assert.equal(result.status, 64, result.stderr);
+    assert.match(result.stderr, /^leash reap: --(kill|json|help) takes no value/);
+    assert.equal(result.stdout, '');
+  });
+}
+
