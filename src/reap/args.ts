@@ -63,6 +63,8 @@ export function parseSizeKb(text: string): number | undefined {
 /** Parses the flags; a string is the usage error to print. */
 export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
   const parsed: ReapArguments = { json: false, kill: false, graceMs: DEFAULT_GRACE_MS, help: false };
+  // A value flag given twice is refused: the second --match replacing the first would widen --kill.
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
@@ -75,6 +77,10 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
       i += 1;
       return argv[i];
     };
+    if (flag === '--match' || flag === '--older-than' || flag === '--min-memory' || flag === '--grace') {
+      if (given.has(flag)) return `${flag} given twice (give one; a regex can say a|b)`;
+      given.add(flag);
+    }
     switch (flag) {
       case '--json':
       case '--kill':

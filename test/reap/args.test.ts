@@ -54,3 +54,19 @@ for (const args of [['--kill=no'], ['--json=false'], ['--help=x'], ['--kill=']])
   });
 }
 
+// A second --match (or any value flag) used to replace the first silently, widening what --kill
+// ends: refused, so that a confining filter is never lost.
+for (const args of [
+  ['--match', 'a', '--match', 'b'],
+  ['--match=a', '--match', 'b'],
+  ['--older-than', '1h', '--older-than=2h'],
+  ['--min-memory', '1M', '--min-memory', '2M'],
+  ['--grace', '1s', '--grace', '2s'],
+]) {
+  test(`leash reap ${args.join(' ')}: a value flag given twice exits 64`, () => {
+    const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', ...args], { encoding: 'utf8', timeout: 15_000 });
+    assert.equal(result.status, 64, result.stderr);
+    assert.match(result.stderr, /^leash reap: --[a-z-]+ given twice/);
+    assert.equal(result.stdout, '');
+  });
+}
