@@ -42,6 +42,8 @@ export class OwnedStdioClientTransport implements Transport {
   private leftoverCleanup: Promise<unknown> | undefined;
   /** Settles on the child's 'close' event (exited, and all its stdio streams shut). */
   private childClosed: Promise<void> = Promise.resolve();
+  /** The close() in progress: a second call shares it rather than resolving before the group is gone. */
+  private closing: Promise<void> | undefined;
 
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -126,7 +128,14 @@ export class OwnedStdioClientTransport implements Transport {
   }
 
   /** Ends stdin, then the whole group (TERM, grace, KILL); resolves once the group is empty. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce().finally(() => {
+      this.closing = undefined;
+    });
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     const child = this.child;
     if (child) {
       this.child = undefined;
