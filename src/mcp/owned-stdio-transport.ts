@@ -158,12 +158,29 @@ export class OwnedStdioClientTransport implements Transport {
     this.readBuffer.clear();
   }
 
+  /**
+   * Writes one message; resolves once it is handed to the pipe (after 'drain' when the pipe was
+   * full). Rejects, rather than waiting forever, when stdin closes first: the server is gone or
+   * stopped reading, and the message was never delivered.
+   */
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const stdin = this.child?.stdin;
-      if (!stdin) throw new Error('Not connected');
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
+      if (!stdin || stdin.destroyed || stdin.writableEnded) throw new Error('Not connected');
+      if (stdin.write(serializeMessage(message))) {
+        resolve();
+        return;
+      }
+      const onDrain = () => {
+        stdin.off('close', onClose);
+        resolve();
+      };
+      const onClose = () => {
+        stdin.off('drain', onDrain);
+        reject(new Error("Not connected: the server's stdin closed before the message was written"));
+      };
+      stdin.once('drain', onDrain);
+      stdin.once('close', onClose);
     });
   }
 }

@@ -30,6 +30,15 @@ async function startStubborn(mark: string, graceMs: number): Promise<OwnedStdioC
   return transport;
 }
 
+/** Settles with 'pending' if `promise` has not settled within `ms`. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'pending'>((resolve) => {
+    timer = setTimeout(() => resolve('pending'), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 test('a second close() while the first runs resolves only once the group is empty too', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
@@ -40,6 +49,59 @@ test('a second close() while the first runs resolves only once the group is empt
   await second;
   assert.deepEqual(markedPids(mark), [], 'the second close() resolved while the server still ran');
   await first;
+  assert.deepEqual(markedPids(mark), []);
+});
+
+test('a send() waiting on a full stdin settles when close() ends the server', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const transport = await startStubborn(mark, 200);
+  // Far more than any pipe or socket buffer: the server reads none of it, so write() must wait.
+  const big = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(8 << 20) } };
+  const sent = transport.send(big).then(
+    () => 'resolved',
+    (error: Error) => `rejected: ${error.message}`,
+  );
+  assert.equal(await within(sent, 200), 'pending', 'the write is waiting for the server to read');
+  await transport.close();
+  assert.deepEqual(markedPids(mark), []);
+  const outcome = await within(sent, 5000);
+  assert.notEqual(outcome, 'pending', 'send() never settled once the server was gone');
+  assert.match(String(outcome), /^rejected: /, 'a message the server never got is not reported as sent');
+});
+
+test('a send() after the server closed its stdin rejects instead of hanging', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const transport = new OwnedStdioClientTransport({
+    command: process.execPath,
+    args: ['-e', "require('fs').closeSync(0); setInterval(() => {}, 1 << 30); process.stderr.write('closed\\n');"],
+    env: { LEASH_TEST_MARK: mark },
+    stderr: 'pipe',
+    eofGraceMs: 0,
+    graceMs: 200,
+  });
+  let text = '';
+  (transport.stderr as Readable).on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  const errors: Error[] = [];
+  transport.onerror = (error) => errors.push(error);
+  await transport.start();
+  assert.ok(await waitUntil(() => text.includes('closed'), 15_000), `the server did not start: ${text}`);
+  const ping = { jsonrpc: '2.0' as const, method: 'ping', id: 1 };
+  // The first write fails asynchronously (EPIPE, reported through onerror); later ones must not wait.
+  await within(transport.send(ping).catch(() => {}), 5000);
+  assert.ok(await waitUntil(() => errors.length > 0, 5000), 'the broken pipe was reported');
+  const outcome = await within(
+    transport.send(ping).then(
+      () => 'resolved',
+      (error: Error) => `rejected: ${error.message}`,
+    ),
+    5000,
+  );
+  assert.match(String(outcome), /^rejected: Not connected/);
+  await transport.close();
   assert.deepEqual(markedPids(mark), []);
 });
 
