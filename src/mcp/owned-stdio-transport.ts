@@ -9,6 +9,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ownedGroupIsEmpty, spawnOwned, terminateOwned } from '../owner/owned-groups.js';
+import { MAX_GRACE_MS } from '../owner/validation.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { waitUntil } from '../sys/wait.js';
 
@@ -17,10 +18,16 @@ export const DEFAULT_EOF_GRACE_MS = 2000;
 
 /** The SDK's server parameters, plus how patient close() is. */
 export interface OwnedStdioServerParameters extends StdioServerParameters {
-  /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms). */
+  /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms; clamped to 0..600000, NaN is the default). */
   eofGraceMs?: number;
-  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms). */
+  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms; the same rule). */
   graceMs?: number;
+}
+
+/** terminateOwned's rule for a grace: NaN or a non-number is the default, the rest is clamped. */
+function eofGraceFrom(raw: unknown): number {
+  if (typeof raw !== 'number' || Number.isNaN(raw)) return DEFAULT_EOF_GRACE_MS;
+  return Math.min(MAX_GRACE_MS, Math.max(0, raw));
 }
 
 function groupIsEmpty(pgid: number): boolean {
@@ -148,7 +155,7 @@ export class OwnedStdioClientTransport implements Transport {
       const pgid = child.pid;
       if (pgid !== undefined) {
         // A well-behaved server leaves on EOF; give it the chance before any signal.
-        await waitUntil(() => groupIsEmpty(pgid), Math.max(0, this.params.eofGraceMs ?? DEFAULT_EOF_GRACE_MS));
+        await waitUntil(() => groupIsEmpty(pgid), eofGraceFrom(this.params.eofGraceMs));
         await terminateOwned(pgid, { graceMs: this.graceMs });
       }
       // Every holder of the pipes is gone now, so 'close' (and onclose) follows promptly.

@@ -12,13 +12,13 @@ const STUBBORN =
   "process.on('SIGTERM', () => {}); process.stdin.pause(); setInterval(() => {}, 1 << 30); process.stderr.write('ready\\n');";
 
 /** A transport to a server that ignores SIGTERM and stdin; resolves once its handler is set. */
-async function startStubborn(mark: string, graceMs: number): Promise<OwnedStdioClientTransport> {
+async function startStubborn(mark: string, graceMs: number, eofGraceMs = 50): Promise<OwnedStdioClientTransport> {
   const transport = new OwnedStdioClientTransport({
     command: process.execPath,
     args: ['-e', STUBBORN],
     env: { LEASH_TEST_MARK: mark },
     stderr: 'pipe',
-    eofGraceMs: 50,
+    eofGraceMs,
     graceMs,
   });
   let text = '';
@@ -104,6 +104,21 @@ test('a send() after the server closed its stdin rejects instead of hanging', as
   await transport.close();
   assert.deepEqual(markedPids(mark), []);
 });
+
+// eofGraceMs follows terminateOwned's rule for graceMs: NaN or a non-number is the default (2 s),
+// the rest is clamped to 0..600000 ms. NaN used to make close() wait for the group forever.
+for (const eofGraceMs of [Number.NaN, 'soon' as unknown as number]) {
+  test(`close() with eofGraceMs ${String(eofGraceMs)} waits the default, then ends the server`, async (t) => {
+    const mark = newMark();
+    t.after(() => killMarked(mark));
+    const transport = await startStubborn(mark, 100, eofGraceMs);
+    const started = Date.now();
+    const outcome = await within(transport.close().then(() => 'closed'), 20_000);
+    assert.equal(outcome, 'closed', 'close() never resolved');
+    assert.ok(Date.now() - started >= 1900, 'the default 2 s EOF grace was waited');
+    assert.deepEqual(markedPids(mark), []);
+  });
+}
 
 test('close() before start() resolves and leaves the transport startable', async (t) => {
   const mark = newMark();
