@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { CLI_ENTRY, newMark } from '../helpers/processes.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLI_ENTRY, FIXTURES, newMark } from '../helpers/processes.js';
 import { idle, q, reapScratch, runReap, runShell } from './harness.js';
 
 test('nothing matching: the table says so and the exit code is 0', () => {
@@ -51,4 +53,19 @@ test('control characters in a command line never reach the table raw', async (t)
   assert.doesNotMatch(table.stdout, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
   const { report } = runReap(['--match', marker]);
   assert.ok(report.trees[0]?.command.startsWith(`${hostile} `), 'the JSON keeps the exact command line');
+});
+
+// Where the kernel refuses sock_diag, reap still judges pipes and says sockets go unjudged; it
+// used to die with exit 1, which reads as "leaked trees found".
+test('a refused sock_diag read is a warning, not a crash', () => {
+  const hooks = pathToFileURL(join(FIXTURES, 'reap', 'no-sock-diag-hooks.mjs')).href;
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(hooks)});`;
+  const result = spawnSync(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI_ENTRY, 'reap', '--match', `no-such-process-${newMark()}`],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+  assert.equal(result.status, 0, result.stderr);
+  assert.equal(result.stdout, '0 leaked trees, 0 kB\n');
+  assert.match(result.stderr, /^leash reap: warning: .*EPROTONOSUPPORT.*stdio sockets are not judged\n$/);
 });
