@@ -180,13 +180,16 @@ function farEndLives(
   return (holders.get(channel.inode)?.[end].length ?? 0) > 0;
 }
 
-/** Why `candidate` is cut off, or undefined when it is not (or its stdin still has a writer). */
+/** Why `candidate` is cut off, or undefined when it is not (its stdin still has a writer, or its owner lives). */
 function judge(
   candidate: Candidate,
   holders: Map<number, PipeHolders>,
   sockets: Map<number, UnixSocketInfo> | undefined,
   supervisors: Set<string>,
 ): LeakReason[] | undefined {
+  // A token whose supervisor runs: its owner lives and answers for it (a helper inside a live
+  // `leash run`, or under a live owner-library client), however cut off its own streams are.
+  if (candidate.token !== undefined && supervisors.has(candidate.token)) return undefined;
   const reasons: LeakReason[] = [];
   if (candidate.stdin !== undefined) {
     // A live writer means someone may still talk to it: never ours to judge.
@@ -201,7 +204,7 @@ function judge(
   ) {
     reasons.push('stderr-no-reader');
   }
-  if (candidate.token !== undefined && !supervisors.has(candidate.token)) reasons.push('owner-gone');
+  if (candidate.token !== undefined) reasons.push('owner-gone');
   return reasons.length > 0 ? reasons : undefined;
 }
 
