@@ -108,3 +108,18 @@ await terminateOwned(spawnOwned('true', [], { stdio: 'ignore' }), { graceMs: 100
     await killMarked(mark);
   }
 });
+
+// `help` is itself a listed command: `leash help help` (and `leash help --help`) used to exit 64
+// saying there was no such command.
+test('leash help help, leash help --help and leash help -h print the main help', () => {
+  for (const args of [['help', 'help'], ['help', '--help'], ['help', '-h']]) {
+    const result = leash(args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stdout, /^usage: leash <command>/, args.join(' '));
+  }
+  for (const args of [['help', 'reap'], ['reap', '--help'], ['reap', '-h']]) {
+    const result = leash(args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stdout, /^usage: leash reap/, args.join(' '));
+  }
+});
