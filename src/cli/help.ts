@@ -55,9 +55,15 @@ exit: COMMAND's status; 64 usage, 126 not executable, 127 not found.
 
 export const STATUS_HELP = `usage: leash status [FILE] [--json]
 
-Shows the state document a \`leash run --state FILE\` keeps (FILE defaults to $LEASH_STATE_PATH).
+Shows the state document a \`leash run --state FILE\` keeps, and whether the leash run that wrote it
+still runs. FILE defaults to $LEASH_STATE_PATH; a FILE of - is read from stdin.
 
-exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable.
+options:
+  --json               the document itself, as JSON
+  -h, --help           this text
+
+exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable, 69 stale (the leash run that
+wrote it died without finishing; still shown).
 `;
 
 export const SUPERVISE_HELP = `usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]

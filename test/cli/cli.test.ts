@@ -123,3 +123,12 @@ test('leash help help, leash help --help and leash help -h print the main help',
     assert.match(result.stdout, /^usage: leash reap/, args.join(' '));
   }
 });
+
+// The help texts name every exit code their command returns: `leash status` exits 69 for a stale
+// document (its writer died), which its help used to leave out.
+test('leash status --help lists each of its exit codes', async () => {
+  const { StatusExit } = await import('../../src/run/status.js');
+  const help = leash(['status', '--help']).stdout;
+  for (const [meaning, code] of Object.entries(StatusExit)) assert.match(help, new RegExp(`\\b${code} `), `${meaning} (${code}) in: ${help}`);
+  assert.match(help, /-.*stdin/, 'FILE - (stdin) is mentioned');
+});
