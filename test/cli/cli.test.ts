@@ -132,3 +132,12 @@ test('leash status --help lists each of its exit codes', async () => {
   for (const [meaning, code] of Object.entries(StatusExit)) assert.match(help, new RegExp(`\\b${code} `), `${meaning} (${code}) in: ${help}`);
   assert.match(help, /-.*stdin/, 'FILE - (stdin) is mentioned');
 });
+
+// leash run's help names every stop signal (SIGQUIT was left out) and the exit status 1 of
+// --die-with-parent when the parent is already gone.
+test('leash run --help names every stop signal and exit status', async () => {
+  const { STOP_SIGNALS } = await import('../../src/run/signals.js');
+  const help = leash(['run', '--help']).stdout;
+  for (const signal of STOP_SIGNALS) assert.ok(help.includes(signal.slice(3)), `${signal} in: ${help}`);
+  assert.match(help, /\b1 --die-with-parent/);
+});
