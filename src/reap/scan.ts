@@ -3,7 +3,7 @@
 // leash owner token whose supervisor is gone; and it has been orphaned (its parent is init or a
 // subreaper). The top of each such tree, with everything below it, is one leaked tree.
 import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
-import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolders } from '../sys/fds.js';
+import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolderScan, type PipeHolders } from '../sys/fds.js';
 import { readResidentKb } from '../sys/process-memory.js';
 import type { UnixSocketInfo } from '../sys/unix-sockets.js';
 import {
@@ -208,6 +208,35 @@ function judge(
   return reasons.length > 0 ? reasons : undefined;
 }
 
+/** Passes over newcomers after the first full one: a writer that hops on every pass is not caught. */
+const HOLDER_PASSES = 5;
+
+/**
+ * Every holder of `inodes`. The pids are listed afresh (a holder forked since the stat snapshot
+ * counts), then again after each pass: a holder that hands its end to a child it forks and exits
+ * (a daemonising writer) does so while its descriptors wait their turn, and the child is not in
+ * the list the pass began with. Each later pass reads only the pids not read before.
+ */
+function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
+  const merged: PipeHolderScan = { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  for (const inode of inodes) merged.holders.set(inode, { readers: [], writers: [] });
+  const read = new Set<number>();
+  for (let pass = 0; pass < HOLDER_PASSES; pass += 1) {
+    const fresh = listPids().filter((pid) => !read.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) read.add(pid);
+    const scan = scanPipeHolders(inodes, fresh);
+    for (const [inode, found] of scan.holders) {
+      const entry = merged.holders.get(inode)!;
+      entry.readers.push(...found.readers);
+      entry.writers.push(...found.writers);
+    }
+    merged.unreadable.push(...scan.unreadable);
+    merged.fdsSeen += scan.fdsSeen;
+  }
+  return merged;
+}
+
 /**
  * One scan of the machine. Cost: a stat read per process, three fd links per orphaned
  * process, then (only when some orphan has a stdio pipe) one readlink per descriptor on the
@@ -247,8 +276,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     candidates.push(candidate);
   }
 
-  // The pids are listed afresh: a holder forked since the stat snapshot must be seen too.
-  const scan = inodes.size > 0 ? scanPipeHolders(inodes, listPids()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  const scan = inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
   const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
 
   const tops = new Map<number, LeakReason[]>();
