@@ -158,8 +158,15 @@ export class OwnedStdioClientTransport implements Transport {
         await waitUntil(() => groupIsEmpty(pgid), eofGraceFrom(this.params.eofGraceMs));
         await terminateOwned(pgid, { graceMs: this.graceMs });
       }
-      // Every holder of the pipes is gone now, so 'close' (and onclose) follows promptly.
-      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      // Every holder of the pipes in the group is gone now, so 'close' (and onclose) follows
+      // promptly, unless a process that left the group (setsid) inherited them: then the pipes
+      // are let go, or they would hold this process's event loop and onclose would never fire.
+      // That escapee is the supervisor's to end (it carries the owner token).
+      const settled = await Promise.race([closed.then(() => true), new Promise<false>((resolve) => setTimeout(resolve, 1000, false).unref())]);
+      if (!settled) {
+        for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      }
     }
     await this.leftoverCleanup;
     this.readBuffer.clear();

@@ -2,11 +2,15 @@
 // stdin when the server goes, close() before start(). The server here is a bare node process
 // that ignores SIGTERM and never reads stdin, so only the grace's SIGKILL ends it.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { OwnedStdioClientTransport } from '../../src/mcp/index.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { killMarked, markedPids, newMark } from '../helpers/processes.js';
+import { killMarked, markedEnv, markedPids, newMark } from '../helpers/processes.js';
+
+const MCP_ENTRY = fileURLToPath(new URL('../../src/mcp/index.js', import.meta.url));
 
 const STUBBORN =
   "process.on('SIGTERM', () => {}); process.stdin.pause(); setInterval(() => {}, 1 << 30); process.stderr.write('ready\\n');";
@@ -134,4 +138,39 @@ test('close() before start() resolves and leaves the transport startable', async
   assert.ok(transport.pid);
   await transport.close();
   assert.deepEqual(markedPids(mark), []);
+});
+
+// A process that left the group (setsid) but inherited the server's stdout keeps that pipe open
+// after close() has emptied the group: 'close' never came, so onclose never fired and the open
+// pipe held the client's event loop; a client could not exit. Now close() lets go of the pipes
+// and the client exits; its supervisor then sweeps the escapee (it carries the owner token).
+test('an escapee holding the server stdout neither stops onclose nor keeps the client alive', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const client = `
+    const { OwnedStdioClientTransport } = await import(${JSON.stringify(MCP_ENTRY)});
+    const transport = new OwnedStdioClientTransport({
+      command: 'sh',
+      args: ['-c', 'setsid sleep 1000 & exec "$0" -e "process.stdin.resume()"', process.execPath],
+      eofGraceMs: 100,
+      graceMs: 300,
+    });
+    let closed = false;
+    transport.onclose = () => { closed = true; };
+    await transport.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await transport.close();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    process.stdout.write(JSON.stringify({ closed }));
+  `;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', client], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    killSignal: 'SIGKILL',
+    env: markedEnv(mark),
+  });
+  assert.equal(result.error, undefined, `the client never exited: ${result.stderr}`);
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), { closed: true }, 'onclose fired');
+  assert.ok(await waitUntil(() => markedPids(mark).length === 0, 15_000), `the escapee outlived its client: ${markedPids(mark).join(' ')}`);
 });
