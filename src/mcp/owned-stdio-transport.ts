@@ -85,6 +85,7 @@ export class OwnedStdioClientTransport implements Transport {
         this.onerror?.(error);
       });
       child.on('spawn', () => resolve());
+      child.once('exit', () => void this.releasePipesOnceGroupEmpty(child));
       child.on('close', () => {
         if (this.child === child) {
           // The server went away on its own; whatever it left behind in its group goes too.
@@ -106,6 +107,31 @@ export class OwnedStdioClientTransport implements Transport {
       child.stdout?.on('error', (error) => this.onerror?.(error));
       if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
     });
+  }
+
+  /**
+   * After the server exits by itself: once its whole group is gone, a holder of its pipes left is
+   * a process that left the group (setsid). Without this 'close', and so onclose and the cleanup,
+   * would wait for that escapee. Never while a member of the group runs: it may still be talking.
+   */
+  private async releasePipesOnceGroupEmpty(child: ChildProcess): Promise<void> {
+    const pgid = child.pid;
+    if (pgid === undefined) return;
+    let closed = false;
+    child.once('close', () => {
+      closed = true;
+    });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+    // A group whose leader is gone costs a scan of /proc per check: back off to one per 5 s.
+    for (let wait = 250; !closed && this.child === child; wait = Math.min(wait * 2, 5000)) {
+      if (groupIsEmpty(pgid)) {
+        // A moment to read what the group wrote last, then the pipes go.
+        await pause(1000);
+        if (!closed && this.child === child) for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+        return;
+      }
+      await pause(wait);
+    }
   }
 
   /** The server's stderr when `stderr` was 'pipe' or 'overlapped' (available before start()). */

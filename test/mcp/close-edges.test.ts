@@ -174,3 +174,51 @@ test('an escapee holding the server stdout neither stops onclose nor keeps the c
   assert.deepEqual(JSON.parse(result.stdout), { closed: true }, 'onclose fired');
   assert.ok(await waitUntil(() => markedPids(mark).length === 0, 15_000), `the escapee outlived its client: ${markedPids(mark).join(' ')}`);
 });
+
+// The server exits by itself, but a process that left its group (setsid) inherited its stdout:
+// 'close' never comes, so onclose never fired and the client never learnt the server was gone.
+// Once the group is empty, the pipes are let go and onclose fires.
+test('a server that exits leaving an escapee on its stdout still fires onclose', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const transport = new OwnedStdioClientTransport({
+    command: 'sh',
+    args: ['-c', 'setsid sleep 1000 & exit 3'],
+    env: { LEASH_TEST_MARK: mark },
+    graceMs: 300,
+  });
+  let closed = false;
+  transport.onclose = () => {
+    closed = true;
+  };
+  await transport.start();
+  assert.ok(await waitUntil(() => closed, 15_000), 'onclose never fired');
+  assert.equal(transport.pid, null);
+  await transport.close();
+});
+
+// The other side: a wrapper that exits while the server it backgrounded stays in the group and
+// still writes on stdout. Its output is not dropped: the pipes are let go only once the group is empty.
+test('a server still running in the group after its wrapper exits is heard to the end', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const talker =
+    'let n = 0; const tick = setInterval(() => { n += 1; process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "tick", params: { n } }) + "\\n"); if (n === 4) { clearInterval(tick); } }, 600);';
+  const transport = new OwnedStdioClientTransport({
+    command: 'sh',
+    args: ['-c', `"$0" -e '${talker}' </dev/null & exit 0`, process.execPath],
+    env: { LEASH_TEST_MARK: mark },
+    graceMs: 300,
+  });
+  const ticks: number[] = [];
+  let closed = false;
+  transport.onmessage = (message) => ticks.push((message as unknown as { params: { n: number } }).params.n);
+  transport.onclose = () => {
+    closed = true;
+  };
+  await transport.start();
+  assert.ok(await waitUntil(() => closed, 15_000), 'onclose never fired');
+  assert.deepEqual(ticks, [1, 2, 3, 4], 'every message the server wrote after its wrapper left arrived');
+  await transport.close();
+  assert.deepEqual(markedPids(mark), []);
+});
