@@ -127,10 +127,19 @@ export class OwnedStdioClientTransport implements Transport {
       if (groupIsEmpty(pgid)) {
         // A moment to read what the group wrote last, then the pipes go.
         await pause(1000);
-        if (!closed && this.child === child) for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+        if (!closed && this.child === child) this.letGoOfPipes(child);
         return;
       }
       await pause(wait);
+    }
+  }
+
+  /** Closes our ends of the server's pipes; the stderr stream handed out ends as at a real EOF. */
+  private letGoOfPipes(child: ChildProcess): void {
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+    if (this.stderrStream && child.stderr) {
+      child.stderr.unpipe(this.stderrStream);
+      this.stderrStream.end();
     }
   }
 
@@ -190,7 +199,7 @@ export class OwnedStdioClientTransport implements Transport {
       // That escapee is the supervisor's to end (it carries the owner token).
       const settled = await Promise.race([closed.then(() => true), new Promise<false>((resolve) => setTimeout(resolve, 1000, false).unref())]);
       if (!settled) {
-        for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+        this.letGoOfPipes(child);
         await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       }
     }

@@ -185,14 +185,23 @@ test('a server that exits leaving an escapee on its stdout still fires onclose',
     command: 'sh',
     args: ['-c', 'setsid sleep 1000 & exit 3'],
     env: { LEASH_TEST_MARK: mark },
+    stderr: 'pipe',
     graceMs: 300,
   });
   let closed = false;
   transport.onclose = () => {
     closed = true;
   };
+  // The stderr stream handed out ends too, as it does when the server's stderr closes.
+  let stderrEnded = false;
+  const stderr = transport.stderr as Readable;
+  stderr.on('end', () => {
+    stderrEnded = true;
+  });
+  stderr.resume();
   await transport.start();
   assert.ok(await waitUntil(() => closed, 15_000), 'onclose never fired');
+  assert.ok(await waitUntil(() => stderrEnded, 5000), 'the stderr stream never ended');
   assert.equal(transport.pid, null);
   await transport.close();
 });
