@@ -140,28 +140,35 @@ function channelOf(target: string | undefined, sockets: Map<number, UnixSocketIn
 }
 
 /**
- * Tokens of every live death supervisor: any process whose argv holds `--owner-token T` (or
+ * The token a death supervisor guards, when `pid` is one: its argv holds `--owner-token T` (or
  * `--owner-token=T`), whatever runs it (`node --v8-pool-size=0 .../supervisor.cjs`, Electron,
  * Bun, `deno run`, a LEASH_SUPERVISOR_FILE copy, `leash supervise`). A process that itself carries
  * LEASH_OWNER_TOKEN=T is one of the owned (supervisors start with a scrubbed environment), so its
- * argv is no evidence. The token in an environment is never taken as a sign of a live owner: the
- * library gives it only to children, and leaked processes carry it themselves.
+ * argv is no evidence.
+ */
+function supervisorToken(pid: number): string | undefined {
+  const argv = readCommandLine(pid);
+  if (!argv) return undefined;
+  let token: string | undefined;
+  for (let at = 0; at < argv.length && token === undefined; at += 1) {
+    if (argv[at] === '--owner-token') token = argv[at + 1] || undefined;
+    else if (argv[at]!.startsWith('--owner-token=')) token = argv[at]!.slice('--owner-token='.length) || undefined;
+  }
+  if (token === undefined || readEnvironVariable(pid, OWNER_TOKEN_VARIABLE) === token) return undefined;
+  return token;
+}
+
+/**
+ * Tokens of every live death supervisor. The token in an environment is never taken as a sign of
+ * a live owner: the library gives it only to children, and leaked processes carry it themselves.
  * Erring here only spares a tree; it never ends one.
  */
 function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
   const tokens = new Set<string>();
   for (const stat of stats) {
     if (isDeadState(stat.state)) continue;
-    const argv = readCommandLine(stat.pid);
-    if (!argv) continue;
-    let token: string | undefined;
-    for (let at = 0; at < argv.length && token === undefined; at += 1) {
-      if (argv[at] === '--owner-token') token = argv[at + 1] || undefined;
-      else if (argv[at]!.startsWith('--owner-token=')) token = argv[at]!.slice('--owner-token='.length) || undefined;
-    }
-    if (token === undefined || tokens.has(token)) continue;
-    if (readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE) === token) continue;
-    tokens.add(token);
+    const token = supervisorToken(stat.pid);
+    if (token !== undefined) tokens.add(token);
   }
   return tokens;
 }
@@ -270,6 +277,9 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
       token: readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE),
     };
     if (candidate.stdin === undefined && candidate.stdout === undefined && candidate.stderr === undefined && candidate.token === undefined) continue;
+    // A death supervisor whose owner died is orphaned and cut off by design: it is at work (the
+    // grace, then SIGKILL) and leaves by itself. Ending it would spare what it was about to kill.
+    if (supervisorToken(stat.pid) !== undefined) continue;
     for (const channel of [candidate.stdin, candidate.stdout, candidate.stderr]) {
       if (channel?.kind === 'pipe') inodes.add(channel.inode);
     }
