@@ -3,7 +3,7 @@
 // whether the client closes cleanly or is SIGKILLed. It mirrors the SDK's StdioClientTransport
 // so a Client cannot tell the two apart; framing is the SDK's own (ReadBuffer, serializeMessage).
 import type { ChildProcess } from 'node:child_process';
-import { PassThrough, type Stream } from 'node:stream';
+import { PassThrough, type Stream, type Writable } from 'node:stream';
 import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -51,6 +51,8 @@ export class OwnedStdioClientTransport implements Transport {
   private childClosed: Promise<void> = Promise.resolve();
   /** The close() in progress: a second call shares it rather than resolving before the group is gone. */
   private closing: Promise<void> | undefined;
+  /** The sends waiting for the current stdin to drain. */
+  private drainWaiters: { stdin: Writable; settlers: Array<(error?: Error) => void> } | undefined;
 
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -220,16 +222,31 @@ export class OwnedStdioClientTransport implements Transport {
         resolve();
         return;
       }
-      const onDrain = () => {
-        stdin.off('close', onClose);
-        resolve();
-      };
-      const onClose = () => {
-        stdin.off('drain', onDrain);
-        reject(new Error("Not connected: the server's stdin closed before the message was written"));
-      };
-      stdin.once('drain', onDrain);
-      stdin.once('close', onClose);
+      this.awaitDrain(stdin, (error) => (error ? reject(error) : resolve()));
     });
+  }
+
+  /**
+   * Settles `settle` at the next 'drain' of `stdin` (every write before it is then handed to the
+   * pipe), or with an error if it closes first. All the sends waiting on one stdin share one
+   * listener pair: one pair per send made Node warn of a leak past ten.
+   */
+  private awaitDrain(stdin: Writable, settle: (error?: Error) => void): void {
+    if (this.drainWaiters?.stdin === stdin) {
+      this.drainWaiters.settlers.push(settle);
+      return;
+    }
+    const waiters = { stdin, settlers: [settle] };
+    this.drainWaiters = waiters;
+    const finish = (error?: Error) => {
+      stdin.off('drain', onDrain);
+      stdin.off('close', onClose);
+      if (this.drainWaiters === waiters) this.drainWaiters = undefined;
+      for (const waiter of waiters.settlers) waiter(error);
+    };
+    const onDrain = () => finish();
+    const onClose = () => finish(new Error("Not connected: the server's stdin closed before the message was written"));
+    stdin.once('drain', onDrain);
+    stdin.once('close', onClose);
   }
 }

@@ -231,3 +231,25 @@ test('a server still running in the group after its wrapper exits is heard to th
   await transport.close();
   assert.deepEqual(markedPids(mark), []);
 });
+
+// Many sends waiting on one full stdin share one 'drain' and one 'close' listener: one listener
+// pair per send made Node warn of a leak (MaxListenersExceededWarning) past ten of them.
+test('fifty sends waiting on a full stdin: no listener-leak warning, and all settle', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+  process.on('warning', onWarning);
+  t.after(() => {
+    process.off('warning', onWarning);
+  });
+  const transport = await startStubborn(mark, 200);
+  const big = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(1 << 20) } };
+  const sends = Array.from({ length: 50 }, () => transport.send(big).then(() => 'resolved', () => 'rejected'));
+  assert.equal(await within(Promise.race(sends), 200), 'pending', 'the writes wait for the server to read');
+  await transport.close();
+  const outcomes = await within(Promise.all(sends), 5000);
+  assert.notEqual(outcomes, 'pending', 'every send settled once the server was gone');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(warnings.filter((w) => w.includes('MaxListenersExceeded')), []);
+});
