@@ -37,6 +37,18 @@ export async function checkCommand(argv: string[]): Promise<number> {
     );
     return EXIT_CANNOT_RUN;
   }
-  const { checkMain } = (await import(pathToFileURL(entry).href)) as { checkMain: CheckMain };
-  return checkMain(argv);
+  // A package that fails to load or throws must not read as findings (exit 1): it cannot run.
+  let checkMain: CheckMain;
+  try {
+    ({ checkMain } = (await import(pathToFileURL(entry).href)) as { checkMain: CheckMain });
+  } catch (error) {
+    process.stderr.write(`leash check: cannot load ${CHECK_PACKAGE} from ${entry}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_CANNOT_RUN;
+  }
+  try {
+    return await checkMain(argv);
+  } catch (error) {
+    process.stderr.write(`leash check: ${CHECK_PACKAGE} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_CANNOT_RUN;
+  }
 }

@@ -29,8 +29,8 @@ export const RUN_HELP = `usage: leash run [--grace SECONDS] [--state FILE] [--di
 
 Runs COMMAND in a new session and owns its whole process tree (Linux: a child subreaper that adopts
 and reaps every orphan). The tree is taken down — SIGTERM, the grace, SIGKILL — when leash gets
-SIGTERM/SIGINT/SIGHUP, when COMMAND exits leaving descendants, or, with --die-with-parent, when
-leash's parent dies. leash exits with COMMAND's status (128+n for signal n).
+SIGTERM/SIGINT/SIGHUP/SIGQUIT, when COMMAND exits leaving descendants, or, with --die-with-parent,
+when leash's parent dies. leash exits with COMMAND's status (128+n for signal n).
 
 options:
   --grace SECONDS      between SIGTERM and SIGKILL, 0.05 to 30 (default 10; out of range is a usage error)
@@ -50,14 +50,21 @@ environment:
 Without --keep-terminal, COMMAND gets no controlling terminal (it leads a new session): programs
 that prompt on /dev/tty cannot. Its stdin, stdout and stderr are leash's own either way.
 
-exit: COMMAND's status; 64 usage, 126 not executable, 127 not found.
+exit: COMMAND's status; 64 usage, 126 not executable, 127 not found, 1 --die-with-parent and the
+parent already gone (COMMAND not started), 128+n a stop signal n before COMMAND started.
 `;
 
 export const STATUS_HELP = `usage: leash status [FILE] [--json]
 
-Shows the state document a \`leash run --state FILE\` keeps (FILE defaults to $LEASH_STATE_PATH).
+Shows the state document a \`leash run --state FILE\` keeps, and whether the leash run that wrote it
+still runs. FILE defaults to $LEASH_STATE_PATH; a FILE of - is read from stdin.
 
-exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable.
+options:
+  --json               the document itself, as JSON
+  -h, --help           this text
+
+exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable, 69 stale (the leash run that
+wrote it died without finishing; still shown).
 `;
 
 export const SUPERVISE_HELP = `usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]

@@ -25,7 +25,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    const topic = name === 'help' ? rest[0] : undefined;
+    // `help` is a command too: `leash help help` (or `help --help`) asks for this very text.
+    const asked = name === 'help' ? rest[0] : undefined;
+    const topic = asked === 'help' || asked === '--help' || asked === '-h' ? undefined : asked;
     if (topic === 'check' || topic === 'reap') return (await commands[topic]!())(['--help']);
     if (topic !== undefined && !HELP[topic]) {
       writeDiagnostic(`leash: no help for unknown command '${topic}'\n${MAIN_HELP}`);

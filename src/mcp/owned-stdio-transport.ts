@@ -3,12 +3,13 @@
 // whether the client closes cleanly or is SIGKILLed. It mirrors the SDK's StdioClientTransport
 // so a Client cannot tell the two apart; framing is the SDK's own (ReadBuffer, serializeMessage).
 import type { ChildProcess } from 'node:child_process';
-import { PassThrough, type Stream } from 'node:stream';
+import { PassThrough, type Stream, type Writable } from 'node:stream';
 import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ownedGroupIsEmpty, spawnOwned, terminateOwned } from '../owner/owned-groups.js';
+import { MAX_GRACE_MS } from '../owner/validation.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { waitUntil } from '../sys/wait.js';
 
@@ -17,10 +18,16 @@ export const DEFAULT_EOF_GRACE_MS = 2000;
 
 /** The SDK's server parameters, plus how patient close() is. */
 export interface OwnedStdioServerParameters extends StdioServerParameters {
-  /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms). */
+  /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms; clamped to 0..600000, NaN is the default). */
   eofGraceMs?: number;
-  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms). */
+  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms; the same rule). */
   graceMs?: number;
+}
+
+/** terminateOwned's rule for a grace: NaN or a non-number is the default, the rest is clamped. */
+function eofGraceFrom(raw: unknown): number {
+  if (typeof raw !== 'number' || Number.isNaN(raw)) return DEFAULT_EOF_GRACE_MS;
+  return Math.min(MAX_GRACE_MS, Math.max(0, raw));
 }
 
 function groupIsEmpty(pgid: number): boolean {
@@ -42,6 +49,10 @@ export class OwnedStdioClientTransport implements Transport {
   private leftoverCleanup: Promise<unknown> | undefined;
   /** Settles on the child's 'close' event (exited, and all its stdio streams shut). */
   private childClosed: Promise<void> = Promise.resolve();
+  /** The close() in progress: a second call shares it rather than resolving before the group is gone. */
+  private closing: Promise<void> | undefined;
+  /** The sends waiting for the current stdin to drain. */
+  private drainWaiters: { stdin: Writable; settlers: Array<(error?: Error) => void> } | undefined;
 
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -76,6 +87,7 @@ export class OwnedStdioClientTransport implements Transport {
         this.onerror?.(error);
       });
       child.on('spawn', () => resolve());
+      child.once('exit', () => void this.releasePipesOnceGroupEmpty(child));
       child.on('close', () => {
         if (this.child === child) {
           // The server went away on its own; whatever it left behind in its group goes too.
@@ -97,6 +109,40 @@ export class OwnedStdioClientTransport implements Transport {
       child.stdout?.on('error', (error) => this.onerror?.(error));
       if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
     });
+  }
+
+  /**
+   * After the server exits by itself: once its whole group is gone, a holder of its pipes left is
+   * a process that left the group (setsid). Without this 'close', and so onclose and the cleanup,
+   * would wait for that escapee. Never while a member of the group runs: it may still be talking.
+   */
+  private async releasePipesOnceGroupEmpty(child: ChildProcess): Promise<void> {
+    const pgid = child.pid;
+    if (pgid === undefined) return;
+    let closed = false;
+    child.once('close', () => {
+      closed = true;
+    });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+    // A group whose leader is gone costs a scan of /proc per check: back off to one per 5 s.
+    for (let wait = 250; !closed && this.child === child; wait = Math.min(wait * 2, 5000)) {
+      if (groupIsEmpty(pgid)) {
+        // A moment to read what the group wrote last, then the pipes go.
+        await pause(1000);
+        if (!closed && this.child === child) this.letGoOfPipes(child);
+        return;
+      }
+      await pause(wait);
+    }
+  }
+
+  /** Closes our ends of the server's pipes; the stderr stream handed out ends as at a real EOF. */
+  private letGoOfPipes(child: ChildProcess): void {
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+    if (this.stderrStream && child.stderr) {
+      child.stderr.unpipe(this.stderrStream);
+      this.stderrStream.end();
+    }
   }
 
   /** The server's stderr when `stderr` was 'pipe' or 'overlapped' (available before start()). */
@@ -126,7 +172,14 @@ export class OwnedStdioClientTransport implements Transport {
   }
 
   /** Ends stdin, then the whole group (TERM, grace, KILL); resolves once the group is empty. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce().finally(() => {
+      this.closing = undefined;
+    });
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     const child = this.child;
     if (child) {
       this.child = undefined;
@@ -139,22 +192,61 @@ export class OwnedStdioClientTransport implements Transport {
       const pgid = child.pid;
       if (pgid !== undefined) {
         // A well-behaved server leaves on EOF; give it the chance before any signal.
-        await waitUntil(() => groupIsEmpty(pgid), Math.max(0, this.params.eofGraceMs ?? DEFAULT_EOF_GRACE_MS));
+        await waitUntil(() => groupIsEmpty(pgid), eofGraceFrom(this.params.eofGraceMs));
         await terminateOwned(pgid, { graceMs: this.graceMs });
       }
-      // Every holder of the pipes is gone now, so 'close' (and onclose) follows promptly.
-      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      // Every holder of the pipes in the group is gone now, so 'close' (and onclose) follows
+      // promptly, unless a process that left the group (setsid) inherited them: then the pipes
+      // are let go, or they would hold this process's event loop and onclose would never fire.
+      // That escapee is the supervisor's to end (it carries the owner token).
+      const settled = await Promise.race([closed.then(() => true), new Promise<false>((resolve) => setTimeout(resolve, 1000, false).unref())]);
+      if (!settled) {
+        this.letGoOfPipes(child);
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      }
     }
     await this.leftoverCleanup;
     this.readBuffer.clear();
   }
 
+  /**
+   * Writes one message; resolves once it is handed to the pipe (after 'drain' when the pipe was
+   * full). Rejects, rather than waiting forever, when stdin closes first: the server is gone or
+   * stopped reading, and the message was never delivered.
+   */
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const stdin = this.child?.stdin;
-      if (!stdin) throw new Error('Not connected');
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
+      if (!stdin || stdin.destroyed || stdin.writableEnded) throw new Error('Not connected');
+      if (stdin.write(serializeMessage(message))) {
+        resolve();
+        return;
+      }
+      this.awaitDrain(stdin, (error) => (error ? reject(error) : resolve()));
     });
+  }
+
+  /**
+   * Settles `settle` at the next 'drain' of `stdin` (every write before it is then handed to the
+   * pipe), or with an error if it closes first. All the sends waiting on one stdin share one
+   * listener pair: one pair per send made Node warn of a leak past ten.
+   */
+  private awaitDrain(stdin: Writable, settle: (error?: Error) => void): void {
+    if (this.drainWaiters?.stdin === stdin) {
+      this.drainWaiters.settlers.push(settle);
+      return;
+    }
+    const waiters = { stdin, settlers: [settle] };
+    this.drainWaiters = waiters;
+    const finish = (error?: Error) => {
+      stdin.off('drain', onDrain);
+      stdin.off('close', onClose);
+      if (this.drainWaiters === waiters) this.drainWaiters = undefined;
+      for (const waiter of waiters.settlers) waiter(error);
+    };
+    const onDrain = () => finish();
+    const onClose = () => finish(new Error("Not connected: the server's stdin closed before the message was written"));
+    stdin.once('drain', onDrain);
+    stdin.once('close', onClose);
   }
 }

@@ -63,27 +63,36 @@ export function parseSizeKb(text: string): number | undefined {
 /** Parses the flags; a string is the usage error to print. */
 export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
   const parsed: ReapArguments = { json: false, kill: false, graceMs: DEFAULT_GRACE_MS, help: false };
+  // A value flag given twice is refused: the second --match replacing the first would widen --kill.
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
     const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
+    // A flag that takes no value must not quietly drop one: `--kill=no` would kill.
+    const bare = (): string | undefined => (inline === undefined ? undefined : `${flag} takes no value, not '${arg}'`);
     const value = (): string | undefined => {
       if (inline !== undefined) return inline;
       i += 1;
       return argv[i];
     };
+    if (flag === '--match' || flag === '--older-than' || flag === '--min-memory' || flag === '--grace') {
+      if (given.has(flag)) return `${flag} given twice (give one; a regex can say a|b)`;
+      given.add(flag);
+    }
     switch (flag) {
       case '--json':
-        parsed.json = true;
-        break;
       case '--kill':
-        parsed.kill = true;
-        break;
       case '--help':
-      case '-h':
-        parsed.help = true;
+      case '-h': {
+        const refused = bare();
+        if (refused) return refused;
+        if (flag === '--json') parsed.json = true;
+        else if (flag === '--kill') parsed.kill = true;
+        else parsed.help = true;
         break;
+      }
       case '--match': {
         const text = value();
         if (text === undefined || text === '') return '--match needs a regular expression';

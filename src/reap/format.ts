@@ -15,6 +15,15 @@ export function formatAge(seconds: number): string {
   return `${Math.floor(seconds / 86400)}d${String(Math.floor((seconds % 86400) / 3600)).padStart(2, '0')}h`;
 }
 
+/**
+ * A command line as a terminal may show it: control characters (C0, DEL, C1), line and paragraph
+ * separators and bidirectional overrides become '?', as ps shows them. A leaked process's argv is
+ * anyone's text: raw, a newline forges a row and an escape sequence rewrites the terminal.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '?');
+}
+
 function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
@@ -32,12 +41,12 @@ export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly Tr
   const rows = trees.map((tree) => [
     String(tree.pid),
     formatAge(tree.ageSeconds),
-    `${tree.parent.pid} ${clip(tree.parent.command.split(' ')[0]!.split('/').pop()!, 16)}`,
+    `${tree.parent.pid} ${clip(printable(tree.parent.command.split(' ')[0]!.split('/').pop()!), 16)}`,
     String(tree.members.length),
     formatSize(tree.rssKb),
     tree.reasons.map((reason) => REASON_TEXT[reason]).join('; '),
     ...(outcomes ? [byPid.get(tree.pid)?.result ?? '-'] : []),
-    clip(tree.command, 100),
+    clip(printable(tree.command), 100),
   ]);
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)));
   return [pad(header, widths), ...rows.map((row) => pad(row, widths)), summary].join('\n') + '\n';

@@ -36,7 +36,13 @@ export async function reapMain(argv: string[]): Promise<number> {
   // sockets go unjudged and signals fall back to a start-time check right before kill(2).
   let sockets: ReturnType<typeof readUnixSockets>;
   if (await loadNative()) {
-    sockets = readUnixSockets();
+    try {
+      sockets = readUnixSockets();
+    } catch (error) {
+      // Refused where netlink's sock_diag is not offered (gVisor, a seccomp filter): pipes are
+      // still judged; a stdio socket then never counts as cut off.
+      writeDiagnostic(`leash reap: warning: sock_diag unavailable (${(error as Error).message}); stdio sockets are not judged\n`);
+    }
   } else {
     writeDiagnostic(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
   }

@@ -3,7 +3,7 @@
 // leash owner token whose supervisor is gone; and it has been orphaned (its parent is init or a
 // subreaper). The top of each such tree, with everything below it, is one leaked tree.
 import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
-import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolders } from '../sys/fds.js';
+import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolderScan, type PipeHolders } from '../sys/fds.js';
 import { readResidentKb } from '../sys/process-memory.js';
 import type { UnixSocketInfo } from '../sys/unix-sockets.js';
 import {
@@ -140,28 +140,35 @@ function channelOf(target: string | undefined, sockets: Map<number, UnixSocketIn
 }
 
 /**
- * Tokens of every live death supervisor: any process whose argv holds `--owner-token T` (or
+ * The token a death supervisor guards, when `pid` is one: its argv holds `--owner-token T` (or
  * `--owner-token=T`), whatever runs it (`node --v8-pool-size=0 .../supervisor.cjs`, Electron,
  * Bun, `deno run`, a LEASH_SUPERVISOR_FILE copy, `leash supervise`). A process that itself carries
  * LEASH_OWNER_TOKEN=T is one of the owned (supervisors start with a scrubbed environment), so its
- * argv is no evidence. The token in an environment is never taken as a sign of a live owner: the
- * library gives it only to children, and leaked processes carry it themselves.
+ * argv is no evidence.
+ */
+function supervisorToken(pid: number): string | undefined {
+  const argv = readCommandLine(pid);
+  if (!argv) return undefined;
+  let token: string | undefined;
+  for (let at = 0; at < argv.length && token === undefined; at += 1) {
+    if (argv[at] === '--owner-token') token = argv[at + 1] || undefined;
+    else if (argv[at]!.startsWith('--owner-token=')) token = argv[at]!.slice('--owner-token='.length) || undefined;
+  }
+  if (token === undefined || readEnvironVariable(pid, OWNER_TOKEN_VARIABLE) === token) return undefined;
+  return token;
+}
+
+/**
+ * Tokens of every live death supervisor. The token in an environment is never taken as a sign of
+ * a live owner: the library gives it only to children, and leaked processes carry it themselves.
  * Erring here only spares a tree; it never ends one.
  */
 function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
   const tokens = new Set<string>();
   for (const stat of stats) {
     if (isDeadState(stat.state)) continue;
-    const argv = readCommandLine(stat.pid);
-    if (!argv) continue;
-    let token: string | undefined;
-    for (let at = 0; at < argv.length && token === undefined; at += 1) {
-      if (argv[at] === '--owner-token') token = argv[at + 1] || undefined;
-      else if (argv[at]!.startsWith('--owner-token=')) token = argv[at]!.slice('--owner-token='.length) || undefined;
-    }
-    if (token === undefined || tokens.has(token)) continue;
-    if (readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE) === token) continue;
-    tokens.add(token);
+    const token = supervisorToken(stat.pid);
+    if (token !== undefined) tokens.add(token);
   }
   return tokens;
 }
@@ -180,13 +187,16 @@ function farEndLives(
   return (holders.get(channel.inode)?.[end].length ?? 0) > 0;
 }
 
-/** Why `candidate` is cut off, or undefined when it is not (or its stdin still has a writer). */
+/** Why `candidate` is cut off, or undefined when it is not (its stdin still has a writer, or its owner lives). */
 function judge(
   candidate: Candidate,
   holders: Map<number, PipeHolders>,
   sockets: Map<number, UnixSocketInfo> | undefined,
   supervisors: Set<string>,
 ): LeakReason[] | undefined {
+  // A token whose supervisor runs: its owner lives and answers for it (a helper inside a live
+  // `leash run`, or under a live owner-library client), however cut off its own streams are.
+  if (candidate.token !== undefined && supervisors.has(candidate.token)) return undefined;
   const reasons: LeakReason[] = [];
   if (candidate.stdin !== undefined) {
     // A live writer means someone may still talk to it: never ours to judge.
@@ -201,8 +211,37 @@ function judge(
   ) {
     reasons.push('stderr-no-reader');
   }
-  if (candidate.token !== undefined && !supervisors.has(candidate.token)) reasons.push('owner-gone');
+  if (candidate.token !== undefined) reasons.push('owner-gone');
   return reasons.length > 0 ? reasons : undefined;
+}
+
+/** Passes over newcomers after the first full one: a writer that hops on every pass is not caught. */
+const HOLDER_PASSES = 5;
+
+/**
+ * Every holder of `inodes`. The pids are listed afresh (a holder forked since the stat snapshot
+ * counts), then again after each pass: a holder that hands its end to a child it forks and exits
+ * (a daemonising writer) does so while its descriptors wait their turn, and the child is not in
+ * the list the pass began with. Each later pass reads only the pids not read before.
+ */
+function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
+  const merged: PipeHolderScan = { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  for (const inode of inodes) merged.holders.set(inode, { readers: [], writers: [] });
+  const read = new Set<number>();
+  for (let pass = 0; pass < HOLDER_PASSES; pass += 1) {
+    const fresh = listPids().filter((pid) => !read.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) read.add(pid);
+    const scan = scanPipeHolders(inodes, fresh);
+    for (const [inode, found] of scan.holders) {
+      const entry = merged.holders.get(inode)!;
+      entry.readers.push(...found.readers);
+      entry.writers.push(...found.writers);
+    }
+    merged.unreadable.push(...scan.unreadable);
+    merged.fdsSeen += scan.fdsSeen;
+  }
+  return merged;
 }
 
 /**
@@ -238,14 +277,16 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
       token: readEnvironVariable(stat.pid, OWNER_TOKEN_VARIABLE),
     };
     if (candidate.stdin === undefined && candidate.stdout === undefined && candidate.stderr === undefined && candidate.token === undefined) continue;
+    // A death supervisor whose owner died is orphaned and cut off by design: it is at work (the
+    // grace, then SIGKILL) and leaves by itself. Ending it would spare what it was about to kill.
+    if (supervisorToken(stat.pid) !== undefined) continue;
     for (const channel of [candidate.stdin, candidate.stdout, candidate.stderr]) {
       if (channel?.kind === 'pipe') inodes.add(channel.inode);
     }
     candidates.push(candidate);
   }
 
-  // The pids are listed afresh: a holder forked since the stat snapshot must be seen too.
-  const scan = inodes.size > 0 ? scanPipeHolders(inodes, listPids()) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  const scan = inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
   const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
 
   const tops = new Map<number, LeakReason[]>();

@@ -4,7 +4,7 @@
 // one, never by group: a leaked server often still shares a group with unrelated processes.
 import { isTerminalTarget, readFdTarget } from '../sys/fds.js';
 import { isProcessAlive } from '../sys/processes.js';
-import { readProcStat, scanAllStats, type ProcStat } from '../sys/procfs.js';
+import { scanAllStats, type ProcStat } from '../sys/procfs.js';
 import { walkDescendants } from '../sys/tree.js';
 import { signalIfSame } from '../sys/verified-signal.js';
 import { waitUntil } from '../sys/wait.js';
@@ -69,12 +69,10 @@ function callerNow(): Caller {
 export async function endTrees(trees: readonly LeakedTree[], graceMs: number, caller: Caller = callerNow()): Promise<TreeOutcome[]> {
   const plans = trees.map((tree) => {
     const targets = new Map<number, Target>();
-    // The top is still the process we judged only if its start time still matches.
-    const top = readProcStat(tree.pid);
-    if (top && top.startTime === tree.startTime) {
-      for (const member of tree.members) targets.set(member.pid, { pid: member.pid, startTime: member.startTime });
-      addNewDescendants(targets, caller);
-    }
+    // Every member the scan saw, each to be proven by its own start time before any signal: the
+    // top may have exited since (a wrapper that left) while what it started runs on.
+    for (const member of tree.members) targets.set(member.pid, { pid: member.pid, startTime: member.startTime });
+    addNewDescendants(targets, caller);
     return { tree, targets, signalled: new Set<number>(), denied: false, killed: 0 };
   });
 

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { describeRange, graceFromEnvironment, LIBRARY_GRACE, parseGrace, RUN_GRACE } from '../../src/config/grace.js';
-import { CLI_ENTRY, killMarked, LIBRARY_ENTRY, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { CLI_ENTRY, FIXTURES, killMarked, LIBRARY_ENTRY, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
 
 function leash(args: string[], extraEnv: NodeJS.ProcessEnv = {}, mark = newMark()) {
   const result = spawnSync(process.execPath, [CLI_ENTRY, ...args], {
@@ -108,3 +109,53 @@ await terminateOwned(spawnOwned('true', [], { stdio: 'ignore' }), { graceMs: 100
     await killMarked(mark);
   }
 });
+
+// `help` is itself a listed command: `leash help help` (and `leash help --help`) used to exit 64
+// saying there was no such command.
+test('leash help help, leash help --help and leash help -h print the main help', () => {
+  for (const args of [['help', 'help'], ['help', '--help'], ['help', '-h']]) {
+    const result = leash(args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stdout, /^usage: leash <command>/, args.join(' '));
+  }
+  for (const args of [['help', 'reap'], ['reap', '--help'], ['reap', '-h']]) {
+    const result = leash(args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stdout, /^usage: leash reap/, args.join(' '));
+  }
+});
+
+// The help texts name every exit code their command returns: `leash status` exits 69 for a stale
+// document (its writer died), which its help used to leave out.
+test('leash status --help lists each of its exit codes', async () => {
+  const { StatusExit } = await import('../../src/run/status.js');
+  const help = leash(['status', '--help']).stdout;
+  for (const [meaning, code] of Object.entries(StatusExit)) assert.match(help, new RegExp(`\\b${code} `), `${meaning} (${code}) in: ${help}`);
+  assert.match(help, /-.*stdin/, 'FILE - (stdin) is mentioned');
+});
+
+// leash run's help names every stop signal (SIGQUIT was left out) and the exit status 1 of
+// --die-with-parent when the parent is already gone.
+test('leash run --help names every stop signal and exit status', async () => {
+  const { STOP_SIGNALS } = await import('../../src/run/signals.js');
+  const help = leash(['run', '--help']).stdout;
+  for (const signal of STOP_SIGNALS) assert.ok(help.includes(signal.slice(3)), `${signal} in: ${help}`);
+  assert.match(help, /\b1 --die-with-parent/);
+});
+
+// `leash check` exits 1 for findings and 2 when it cannot run. A proc-leash-check that fails to
+// load, or throws, used to surface as "leash: ..." with exit 1: a build read it as findings.
+for (const broken of ['load', 'throw']) {
+  test(`leash check with a proc-leash-check that fails to ${broken}: exit 2 and a message`, () => {
+    const hooks = pathToFileURL(`${FIXTURES}cli/broken-check-hooks.mjs`).href;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(hooks)});`;
+    const result = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI_ENTRY, 'check', '.'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+      env: { ...process.env, LEASH_TEST_BROKEN_CHECK: broken },
+    });
+    assert.equal(result.status, 2, result.stderr);
+    assert.match(result.stderr, /^leash check: .*(half installed|internal failure)/);
+  });
+}

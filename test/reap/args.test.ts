@@ -40,3 +40,33 @@ for (const args of [['--bogus'], ['--match', '('], ['--match'], ['--older-than',
     assert.equal(result.stdout, '');
   });
 }
+
+// A value after `=` on a flag that takes none used to be dropped: `--kill=no` killed.
+for (const args of [['--kill=no'], ['--json=false'], ['--help=x'], ['--kill=']]) {
+  test(`leash reap ${args.join(' ')} is refused, not read as the bare flag`, () => {
+    const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', ...args, '--match', 'leash-reap-never-matches-anything'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    assert.equal(result.status, 64, result.stderr);
+    assert.match(result.stderr, /^leash reap: --(kill|json|help) takes no value/);
+    assert.equal(result.stdout, '');
+  });
+}
+
+// A second --match (or any value flag) used to replace the first silently, widening what --kill
+// ends: refused, so that a confining filter is never lost.
+for (const args of [
+  ['--match', 'a', '--match', 'b'],
+  ['--match=a', '--match', 'b'],
+  ['--older-than', '1h', '--older-than=2h'],
+  ['--min-memory', '1M', '--min-memory', '2M'],
+  ['--grace', '1s', '--grace', '2s'],
+]) {
+  test(`leash reap ${args.join(' ')}: a value flag given twice exits 64`, () => {
+    const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', ...args], { encoding: 'utf8', timeout: 15_000 });
+    assert.equal(result.status, 64, result.stderr);
+    assert.match(result.stderr, /^leash reap: --[a-z-]+ given twice/);
+    assert.equal(result.stdout, '');
+  });
+}

@@ -6,7 +6,7 @@
 // Fails without the fix (supervisors recognised by `supervise` in argv): the orphan is listed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readCommandLine } from '../../src/sys/procfs.js';
+import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { guardOf, markedScratch, startLeash } from '../helpers/leash-run.js';
 import { markedPids } from '../helpers/processes.js';
@@ -23,6 +23,24 @@ test('leash reap never lists an orphan adopted by a live leash run whose guard i
     await waitUntil(() => markedPids(mark).some((pid) => (readCommandLine(pid) ?? []).join(' ') === `sh -c sleep 1000; : ${marker}`), 10_000),
     `no orphan: ${leash.stderr()}`,
   );
+  assert.ok(guardOf(leashPid) !== undefined, 'leash run has its guard');
+  // Listing only: never --kill here.
+  const listed = runReap(['--match', marker]);
+  assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons]), [], 'a live owner and a live guard: nothing leaked');
+  assert.equal(listed.code, 0);
+});
+
+// The same orphan with a stdout whose reader is gone (its pipeline partner exited): cut off, but
+// inside a tree whose owner lives (its token's supervisor runs). It used to be listed, and
+// `--kill` would have ended it under its living `leash run`.
+test('leash reap never lists a cut-off orphan whose owner token still has a live supervisor', async (t) => {
+  const { mark } = markedScratch(t);
+  const marker = `review-cut-off-${mark}`;
+  const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null 2>/dev/null | true &); exec sleep 1000`;
+  const leash = startLeash(['run', '--', 'sh', '-c', script], mark);
+  const leashPid = leash.child.pid as number;
+  const orphan = () => markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === `sh -c sleep 1000; : ${marker}`);
+  assert.ok(await waitUntil(() => orphan() !== undefined && readProcStat(orphan()!)?.ppid === leashPid, 10_000), `no orphan: ${leash.stderr()}`);
   assert.ok(guardOf(leashPid) !== undefined, 'leash run has its guard');
   // Listing only: never --kill here.
   const listed = runReap(['--match', marker]);

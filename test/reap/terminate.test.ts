@@ -55,3 +55,32 @@ test('a recycled pid is never signalled; the real processes get TERM, then KILL 
   assert.equal(stale!.signalled, 0);
   assert.ok(isProcessAlive(bystander.pid!));
 });
+
+// The top of a listed tree may exit between the scan and --kill (a wrapper that leaves), while
+// what it started runs on. Those members are still the processes the scan judged (their start
+// times prove it): they are ended. They used to be skipped with the top, and the tree reported
+// 'ended' ("nothing of it runs") while they ran.
+test('a tree whose top exited since the scan: its members are still ended, and the result says so', async (t) => {
+  await loadNative();
+  const mark = newMark();
+  const ready = new ReadyDir();
+  t.after(async () => {
+    await killMarked(mark);
+    ready.remove();
+  });
+  const start = (role: string) => startFixture('reap/idle.mjs', ['marker', role], mark, { extraEnv: { LEASH_REAP_READY_DIR: ready.path } });
+  const top = start('top');
+  const child = start('member');
+  const member = async (role: string) => {
+    const pid = await ready.pid(role);
+    return { pid, startTime: readProcStat(pid)!.startTime, command: role, rssKb: 0 };
+  };
+  const tree = treeOf([await member('top'), await member('member')]);
+  top.kill('SIGKILL');
+  await exited(top);
+
+  const [outcome] = await endTrees([tree], 300);
+  assert.equal(outcome!.signalled, 1, 'the member the scan saw was signalled');
+  assert.equal((await exited(child)).signal, 'SIGTERM');
+  assert.equal(outcome!.result, 'ended');
+});
