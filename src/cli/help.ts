@@ -12,7 +12,7 @@ export const MAIN_HELP = `usage: leash <command> [options]
 
 commands:
   run [options] -- COMMAND [ARG...]   run COMMAND and own its whole process tree (Linux subreaper)
-  status [FILE] [--json]              show the state document of a \`leash run\`
+  status [--json] [--] [FILE]         show the state document of a \`leash run\`
   reap [options]                      list (or, with --kill, end) stdio servers other clients leaked
   check [options] [PATH...]           find detached spawns in Python and JS/TS code (proc-leash-check)
   supervise --parent-pgid PGID ...    the per-owner death supervisor (started by the library)
@@ -21,6 +21,9 @@ commands:
 options:
   -h, --help                          this text
   -V, --version                       the version
+
+exit: each command documents its own (leash COMMAND --help); 64 usage; 70 an internal error, a
+bug to report (never a command's answer).
 
 The owner library is the package's import: import { spawnOwned } from 'proc-leash'.
 `;
@@ -54,13 +57,14 @@ exit: COMMAND's status; 64 usage, 126 not executable, 127 not found, 1 --die-wit
 parent already gone (COMMAND not started), 128+n a stop signal n before COMMAND started.
 `;
 
-export const STATUS_HELP = `usage: leash status [FILE] [--json]
+export const STATUS_HELP = `usage: leash status [--json] [--] [FILE]
 
 Shows the state document a \`leash run --state FILE\` keeps, and whether the leash run that wrote it
 still runs. FILE defaults to $LEASH_STATE_PATH; a FILE of - is read from stdin.
 
 options:
   --json               the document itself, as JSON
+  --                   what follows is FILE, even a name that starts with -
   -h, --help           this text
 
 exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable, 69 stale (the leash run that

@@ -5,7 +5,7 @@ import { identityState, parseIdentity } from '../sys/process-identity.js';
 import { guardStandardOutput, writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { PHASES, STATE_FIELDS, serializeState, writerRecordPath, type RunState } from './state.js';
 
-export const STATUS_USAGE = 'usage: leash status [FILE] [--json]   (FILE defaults to $LEASH_STATE_PATH)';
+export const STATUS_USAGE = 'usage: leash status [--json] [--] [FILE]   (FILE defaults to $LEASH_STATE_PATH)';
 
 /** Exit codes of `leash status` (sysexits). */
 export const StatusExit = { ok: 0, usage: 64, invalid: 65, unreadable: 66, writerGone: 69 } as const;
@@ -81,8 +81,8 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
     : `${signalName(state.termination_signal) ?? 'signal'} (${state.termination_signal})`;
   const runner = state.runner_exit_code === null
     ? 'running'
-    : state.runner_exit_code > 128
-      ? `exited with status ${state.runner_exit_code} (killed by ${signalName(state.runner_exit_code - 128) ?? 'a signal'})`
+    : state.runner_exit_code > 128 && signalName(state.runner_exit_code - 128) !== undefined
+      ? `exited with status ${state.runner_exit_code} (killed by ${signalName(state.runner_exit_code - 128)})`
       : `exited with status ${state.runner_exit_code}`;
   const rows: Array<[string, string]> = [
     ['phase', state.phase],
@@ -104,9 +104,11 @@ export async function statusMain(argv: string[]): Promise<number> {
   guardStandardOutput();
   let json = false;
   let file: string | undefined;
+  let operands = false;
   for (const arg of argv) {
-    if (arg === '--json') json = true;
-    else if (arg.startsWith('-') && arg !== '-') {
+    if (!operands && arg === '--') operands = true; // what follows is FILE, even if it starts with '-'
+    else if (!operands && arg === '--json') json = true;
+    else if (!operands && arg.startsWith('-') && arg !== '-') {
       writeDiagnostic(`leash status: unknown option '${arg}'\n${STATUS_USAGE}\n`);
       return StatusExit.usage;
     } else if (file === undefined) file = arg;

@@ -2,6 +2,7 @@
 // lazily (dynamic import on first use), so commands that never need a syscall never pay for it.
 // Linux only: every wrapper reports "unsupported" rather than throwing elsewhere.
 import { constants } from 'node:os';
+import { pauseSync } from './wait.js';
 
 const PR_SET_PDEATHSIG = 1;
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -181,6 +182,9 @@ export function closeFd(fd: number): void {
 }
 
 const AF_NETLINK = 16;
+const MSG_DONTWAIT = 0x40;
+/** How long one netlink request may wait for its whole answer. */
+export const NETLINK_REPLY_BUDGET_MS = 2000;
 const SOCK_DGRAM = 2;
 const SOCK_CLOEXEC = 0o2000000;
 
@@ -195,11 +199,20 @@ export function netlinkExchange(protocol: number, request: Buffer, done: (reply:
   try {
     check('send(netlink)', calls.send(fd, request, request.length, 0));
     const replies: Buffer[] = [];
+    // The kernel answers at once; a reply that never comes (a filtered or broken netlink) must
+    // not hang the caller, so each read is non-blocking and the whole exchange has a deadline.
+    const deadline = Date.now() + NETLINK_REPLY_BUDGET_MS;
     for (let rounds = 0; rounds < 100_000; rounds += 1) {
       const buffer = Buffer.alloc(65536);
-      const length = calls.recv(fd, buffer, buffer.length, 0);
+      const length = calls.recv(fd, buffer, buffer.length, MSG_DONTWAIT);
       if (length < 0) {
-        if (errnoName(calls.errno()) === 'EINTR') continue;
+        const code = errnoName(calls.errno());
+        if (code === 'EINTR') continue;
+        if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
+          if (Date.now() >= deadline) throw new NativeError('recv(netlink)', 'ETIMEDOUT', constants.errno.ETIMEDOUT);
+          pauseSync(1);
+          continue;
+        }
         check('recv(netlink)', length);
       }
       const reply = buffer.subarray(0, length);

@@ -3,7 +3,7 @@
 // the descriptor. Without pidfds the start time is checked right before kill(2), which leaves
 // only a window of microseconds.
 import { constants } from 'node:os';
-import { closeFd, openPidfd, signalPidfd } from './native.js';
+import { closeFd, NativeError, openPidfd, signalPidfd } from './native.js';
 import { readProcStat } from './procfs.js';
 import { signalGroup, signalProcess, type SignalOutcome } from './processes.js';
 
@@ -18,18 +18,28 @@ export function signalName(number: number): NodeJS.Signals | undefined {
   return undefined;
 }
 
-/** Signals `pid` only if it is still the process that started at `startTime`. */
+/**
+ * Signals `pid` only if it is still the process that started at `startTime`. 'gone' only when it
+ * is known to be gone (or another process has the pid now); 'denied' when it could not be reached
+ * or not be identified.
+ */
 export function signalIfSame(pid: number, startTime: number, signal: NodeJS.Signals): SignalOutcome {
   if (pid <= 1) return 'denied';
   let fd: number | undefined;
   try {
     fd = openPidfd(pid);
-  } catch {
-    return 'gone'; // ESRCH: nothing left to signal
+  } catch (error) {
+    if (error instanceof NativeError && error.code === 'ESRCH') return 'gone';
+    // No descriptor to spare (EMFILE, ENFILE, ENOMEM) says nothing about the process: check its
+    // start time and signal by pid, as where the kernel has no pidfds.
+    fd = undefined;
   }
   try {
     const stat = readProcStat(pid);
-    if (!stat || stat.startTime !== startTime) return 'gone';
+    // Unreadable while the pid still answers (no descriptor left for the read, say): its identity
+    // cannot be proved, so it is neither signalled nor reported gone.
+    if (!stat) return signalProcess(pid, 0) === 'gone' ? 'gone' : 'denied';
+    if (stat.startTime !== startTime) return 'gone';
     if (fd === undefined) return signalProcess(pid, signal);
     return signalPidfd(fd, signalNumber(signal));
   } finally {

@@ -92,3 +92,19 @@ test('a directory planted at the writer record: the document is still written, t
   assert.match(shown.stdout, /writer\s+not recorded/);
   assert.ok(readFileSync(state, 'utf8').includes('"phase":"exited"'));
 });
+
+test('after --, a FILE whose name starts with - is read; a status above 128 names a signal only where one has that number', (t) => {
+  const dir = scratch(t);
+  const exitedDocument = { ...DOCUMENT, phase: 'exited', active_children: 0, runner_exit_code: 200 };
+  writeFileSync(join(dir, '-state.json'), JSON.stringify(exitedDocument) + '\n');
+  const refused = spawnSync(process.execPath, [CLI_ENTRY, 'status', '-state.json'], { cwd: dir, timeout: 5000, encoding: 'utf8' });
+  assert.equal(refused.status, 64, refused.stderr);
+  const shown = spawnSync(process.execPath, [CLI_ENTRY, 'status', '--', '-state.json'], { cwd: dir, timeout: 5000, encoding: 'utf8' });
+  assert.equal(shown.status, 0, shown.stderr);
+  assert.match(shown.stdout, /exited with status 200\n/);
+  assert.doesNotMatch(shown.stdout, /killed by/);
+
+  writeFileSync(join(dir, 'state.json'), JSON.stringify({ ...exitedDocument, runner_exit_code: 137 }) + '\n');
+  const killed = status(join(dir, 'state.json'));
+  assert.match(killed.stdout, /exited with status 137 \(killed by SIGKILL\)/);
+});
