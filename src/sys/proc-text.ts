@@ -30,3 +30,19 @@ export function readProcText(path: string): string {
     closeSync(fd);
   }
 }
+
+/**
+ * Like readProcText, with one read() instead of two for a file that fits the buffer: procfs
+ * files built on seq_file (stat, task/<tid>/children) hand over everything that fits in one
+ * call, so a short read is their end. For hot paths (the supervisor's teardown) only.
+ */
+export function readSmallProcText(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const bytes = readSync(fd, scratch, 0, scratch.length, null);
+    if (bytes < scratch.length) return scratch.toString('latin1', 0, bytes);
+  } finally {
+    closeSync(fd);
+  }
+  return readProcText(path);
+}
