@@ -135,6 +135,32 @@ async function startupMs(command: string[]): Promise<number> {
   return Number(process.hrtime.bigint() - began) / 1e6;
 }
 
+/**
+ * Whether `perf stat` can count task-clock here: start-up wall time on a loaded 2-core machine
+ * swings by tens of ms between runs, its CPU time much less.
+ */
+const hasPerf = (() => {
+  const probe = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', 'true'], { encoding: 'utf8' });
+  return probe.status === 0 && /task-clock/.test(probe.stderr ?? '');
+})();
+
+/** CPU time (all threads, perf task-clock) of one start-up: spawn -> exit on immediate EOF. */
+async function startupCpuMs(command: string[]): Promise<number> {
+  // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
+  const child = spawn('perf', ['stat', '-x,', '-e', 'task-clock', '--', command[0]!, ...command.slice(1), '--parent-pgid', '1'], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: supervisorEnvironment(),
+  });
+  let text = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => (text += chunk));
+  child.stdin!.end();
+  await new Promise((resolve) => child.once('close', resolve));
+  const line = text.split('\n').find((l) => l.includes('task-clock'));
+  return line ? Number(line.split(',')[0]) : NaN;
+}
+
 type Memory = { rssMB: number; pssMB: number; privateMB: number; threads: number };
 async function memory(command: string[]): Promise<Memory> {
   // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
@@ -205,18 +231,22 @@ try {
   const loadAfterLatency = load();
   // Start-up and memory interleaved too, contender by contender in a rotating order.
   const startups = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const startupCpus = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   const memorySamples = new Map<string, Memory[]>(contenders.map((c) => [c.name, []]));
   for (let i = 0; i < 20; i += 1) {
     for (let k = 0; k < contenders.length; k += 1) {
       const contender = contenders[(i + k) % contenders.length]!;
       startups.get(contender.name)!.push(await startupMs(contender.command));
+      if (hasPerf) startupCpus.get(contender.name)!.push(await startupCpuMs(contender.command));
       if (i % 5 === 0) memorySamples.get(contender.name)!.push(await memory(contender.command));
     }
   }
   const startup: Record<string, number> = {};
+  const startupCpu: Record<string, number> = {};
   const memories: Record<string, Memory> = {};
   for (const contender of contenders) {
     startup[contender.name] = median(startups.get(contender.name)!);
+    if (hasPerf) startupCpu[contender.name] = median(startupCpus.get(contender.name)!);
     const taken = memorySamples.get(contender.name)!;
     const mid = <K extends keyof Memory>(key: K) => median(taken.map((m) => m[key]));
     memories[contender.name] = { rssMB: mid('rssMB'), pssMB: mid('pssMB'), privateMB: mid('privateMB'), threads: mid('threads') };
@@ -247,6 +277,7 @@ try {
     const mem = memories[contender.name]!;
     const mine = contender.name !== 'reference' && contender.name !== 'baseline';
     rows.push([`${contender.name}: start-up (spawn -> exit on EOF, median of 20)`, `${startup[contender.name]!.toFixed(1)} ms`, mine ? (baseline ? '<= baseline' : '<= 25 ms (issue)') : '']);
+    if (hasPerf) rows.push([`${contender.name}: start-up CPU time (perf task-clock, median of 20)`, `${startupCpu[contender.name]!.toFixed(1)} ms`, mine && baseline ? '<= baseline' : '']);
     rows.push([`${contender.name}: RSS / PSS / private (median of 4)`, `${mem.rssMB.toFixed(1)} / ${mem.pssMB.toFixed(1)} / ${mem.privateMB.toFixed(2)} MB`, mine ? (baseline ? 'private <= baseline' : 'private <= 5.2 MB (issue)') : '']);
     rows.push([`${contender.name}: threads`, String(mem.threads), '']);
   }
@@ -276,6 +307,7 @@ try {
         loadAverage: { before: Number(loadBefore), afterLatency: Number(loadAfterLatency), after: Number(loadAfter) },
         latency,
         startupMs: startup,
+        startupCpuMs: hasPerf ? startupCpu : 'perf stat unavailable',
         memory: memories,
         spawn: spawnRow,
       },
