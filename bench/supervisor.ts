@@ -7,11 +7,13 @@
 // seed supervisor found in LEASH_BENCH_SEEDS (default /work/shared/seeds), run with python3; it
 // speaks only `register PGID`, so its owners send bare lines.
 // Usage: node dist/bench/supervisor.js [--trials N] [--groups G] [--supervisor 'CMD ARG...']
-//        [--reference 'CMD ARG...' | --no-reference]
+//        [--baseline 'CMD ARG...'] [--reference 'CMD ARG...' | --no-reference]
 // --supervisor measures any command that speaks the same protocol (it gets --parent-pgid PGID).
+// --baseline adds another build of leash's supervisor (say, the previous commit's bundle) to the
+// same run, trial by trial: "no worse than the old build" is then measured under the same load.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnOwned, terminateOwned } from '../src/index.js';
@@ -117,6 +119,9 @@ function referenceSupervisor(dir: string): { command?: string[]; note?: string }
   return { note: `no reference: no supervisor seed in ${seeds}` };
 }
 
+/** The 1-minute load average, with two decimals: every number of this bench is reported with it. */
+const load = () => loadavg()[0]!.toFixed(2);
+
 async function startupMs(command: string[]): Promise<number> {
   const began = process.hrtime.bigint();
   // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
@@ -128,6 +133,32 @@ async function startupMs(command: string[]): Promise<number> {
   child.stdin!.end();
   await new Promise((resolve) => child.once('exit', resolve));
   return Number(process.hrtime.bigint() - began) / 1e6;
+}
+
+/**
+ * Whether `perf stat` can count task-clock here: start-up wall time on a loaded 2-core machine
+ * swings by tens of ms between runs, its CPU time much less.
+ */
+const hasPerf = (() => {
+  const probe = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', 'true'], { encoding: 'utf8' });
+  return probe.status === 0 && /task-clock/.test(probe.stderr ?? '');
+})();
+
+/** CPU time (all threads, perf task-clock) of one start-up: spawn -> exit on immediate EOF. */
+async function startupCpuMs(command: string[]): Promise<number> {
+  // detached-spawn: ok — a supervisor must run in its own session; the bench ends it by closing stdin.
+  const child = spawn('perf', ['stat', '-x,', '-e', 'task-clock', '--', command[0]!, ...command.slice(1), '--parent-pgid', '1'], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: supervisorEnvironment(),
+  });
+  let text = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => (text += chunk));
+  child.stdin!.end();
+  await new Promise((resolve) => child.once('close', resolve));
+  const line = text.split('\n').find((l) => l.includes('task-clock'));
+  return line ? Number(line.split(',')[0]) : NaN;
 }
 
 type Memory = { rssMB: number; pssMB: number; privateMB: number; threads: number };
@@ -177,12 +208,15 @@ try {
   cOwner = compiled.path;
   const reference = referenceSupervisor(dir);
   const contenders: Contender[] = [{ name: custom ? 'custom' : 'leash', command: commandUnderTest, bare: false }];
+  const baseline = option('--baseline', '');
+  if (baseline) contenders.push({ name: 'baseline', command: words(baseline), bare: false });
   if (reference.command) contenders.push({ name: 'reference', command: reference.command, bare: true });
   const owners: OwnerKind[] = ['node', ...(cOwner ? (['c'] as const) : []), ...(custom ? [] : (['library'] as const))];
   const combos = owners.flatMap((owner) =>
     contenders.filter((c) => owner !== 'library' || c.name === 'leash').map((contender) => ({ owner, contender })),
   );
 
+  const loadBefore = load();
   // Trial by trial, every combination in a rotating order: they share the machine's noise.
   const samples = new Map<string, number[]>(combos.map(({ owner, contender }) => [`${owner}/${contender.name}`, []]));
   for (let i = 0; i < trials; i += 1) {
@@ -194,14 +228,30 @@ try {
   const latency: Record<string, { p50: number; p99: number; max: number; samples: number }> = {};
   for (const [key, values] of samples) latency[key] = { p50: median(values), p99: percentile(values, 99), max: Math.max(...values), samples: values.length };
 
+  const loadAfterLatency = load();
+  // Start-up and memory interleaved too, contender by contender in a rotating order.
+  const startups = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const startupCpus = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const memorySamples = new Map<string, Memory[]>(contenders.map((c) => [c.name, []]));
+  for (let i = 0; i < 20; i += 1) {
+    for (let k = 0; k < contenders.length; k += 1) {
+      const contender = contenders[(i + k) % contenders.length]!;
+      startups.get(contender.name)!.push(await startupMs(contender.command));
+      if (hasPerf) startupCpus.get(contender.name)!.push(await startupCpuMs(contender.command));
+      if (i % 5 === 0) memorySamples.get(contender.name)!.push(await memory(contender.command));
+    }
+  }
   const startup: Record<string, number> = {};
+  const startupCpu: Record<string, number> = {};
   const memories: Record<string, Memory> = {};
   for (const contender of contenders) {
-    const startups: number[] = [];
-    for (let i = 0; i < 20; i += 1) startups.push(await startupMs(contender.command));
-    startup[contender.name] = median(startups);
-    memories[contender.name] = await memory(contender.command);
+    startup[contender.name] = median(startups.get(contender.name)!);
+    if (hasPerf) startupCpu[contender.name] = median(startupCpus.get(contender.name)!);
+    const taken = memorySamples.get(contender.name)!;
+    const mid = <K extends keyof Memory>(key: K) => median(taken.map((m) => m[key]));
+    memories[contender.name] = { rssMB: mid('rssMB'), pssMB: mid('pssMB'), privateMB: mid('privateMB'), threads: mid('threads') };
   }
+  const loadAfter = load();
   type Cost = { callMs: number; totalMs: number };
   let spawnRow: { plain: Cost; owned: Cost; first: Cost } | undefined;
   if (!custom) {
@@ -225,9 +275,10 @@ try {
   if (!reference.command) rows.push(['reference rows skipped', reference.note ?? '', '']);
   for (const contender of contenders) {
     const mem = memories[contender.name]!;
-    const mine = contender.name !== 'reference';
-    rows.push([`${contender.name}: start-up (spawn -> exit on EOF, median of 20)`, `${startup[contender.name]!.toFixed(1)} ms`, mine ? '<= 25 ms (today)' : '']);
-    rows.push([`${contender.name}: RSS / PSS / private`, `${mem.rssMB.toFixed(1)} / ${mem.pssMB.toFixed(1)} / ${mem.privateMB.toFixed(1)} MB`, mine ? 'private <= 5.2 MB (today)' : '']);
+    const mine = contender.name !== 'reference' && contender.name !== 'baseline';
+    rows.push([`${contender.name}: start-up (spawn -> exit on EOF, median of 20)`, `${startup[contender.name]!.toFixed(1)} ms`, mine ? (baseline ? '<= baseline' : '<= 25 ms (issue)') : '']);
+    if (hasPerf) rows.push([`${contender.name}: start-up CPU time (perf task-clock, median of 20)`, `${startupCpu[contender.name]!.toFixed(1)} ms`, mine && baseline ? '<= baseline' : '']);
+    rows.push([`${contender.name}: RSS / PSS / private (median of 4)`, `${mem.rssMB.toFixed(1)} / ${mem.pssMB.toFixed(1)} / ${mem.privateMB.toFixed(2)} MB`, mine ? (baseline ? 'private <= baseline' : 'private <= 5.2 MB (issue)') : '']);
     rows.push([`${contender.name}: threads`, String(mem.threads), '']);
   }
   if (spawnRow) {
@@ -236,6 +287,7 @@ try {
     rows.push(['spawnOwned overhead per spawn (spawn -> exit)', `${overhead.toFixed(1)} %`, '<= 10 %']);
     rows.push(['first spawnOwned of an owner (starts the supervisor)', `${spawnRow.first.callMs.toFixed(2)} ms`, '']);
   }
+  rows.push(['load average (1 min): before / after latency / after start-up', `${loadBefore} / ${loadAfterLatency} / ${loadAfter}`, '2 cores']);
   const width = Math.max(...rows.map((row) => row[0].length));
   for (const contender of contenders) console.log(`${contender.name}: ${contender.command.map((w) => w.replace(REPO, '').replace(dir, '$TMP')).join(' ')}`);
   console.log(`${'metric'.padEnd(width)}  ${'value'.padStart(22)}  target`);
@@ -252,8 +304,10 @@ try {
         cOwner: cOwner ? 'compiled' : compiled.note,
         trials,
         groups,
+        loadAverage: { before: Number(loadBefore), afterLatency: Number(loadAfterLatency), after: Number(loadAfter) },
         latency,
         startupMs: startup,
+        startupCpuMs: hasPerf ? startupCpu : 'perf stat unavailable',
         memory: memories,
         spawn: spawnRow,
       },

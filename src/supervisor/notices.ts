@@ -11,10 +11,15 @@ export class Notices {
   private inWindow = 0;
   private held = 0;
 
+  /** Opened at the first message: a socket stderr would load `net` (about 0.5 MB) for nothing. */
+  private out: StderrWriter | undefined;
+
   constructor(
-    private readonly out: StderrWriter = openStderrWriter(),
+    out?: StderrWriter,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.out = out;
+  }
 
   /** Says `message` (one line, without the prefix) unless this window's quota is spent. */
   say(message: string): void {
@@ -28,12 +33,17 @@ export class Notices {
       return;
     }
     this.inWindow += 1;
-    this.out.write(`leash supervise: ${this.takeHeld()}${message}\n`);
+    this.writer().write(`leash supervise: ${this.takeHeld()}${message}\n`);
   }
 
   /** Reports messages still held back (at exit). */
   flush(): void {
-    if (this.held > 0) this.out.write(`leash supervise: ${this.takeHeld().trimEnd()}\n`);
+    if (this.held > 0) this.writer().write(`leash supervise: ${this.takeHeld().trimEnd()}\n`);
+  }
+
+  private writer(): StderrWriter {
+    this.out ??= openStderrWriter();
+    return this.out;
   }
 
   private takeHeld(): string {

@@ -2,7 +2,7 @@
 // provably still the one registered, every process that left one of them but still descends from
 // it, and every process carrying the owner's token; wait for them to empty (zombies count as
 // empty); KILL what is left after the grace.
-import { hasProcfs } from '../sys/procfs.js';
+import { hasProcfs, readChildrenOfThreads } from '../sys/procfs.js';
 import { descendantsOutsideGroups } from '../sys/tree.js';
 import {
   checkGroupIdentity,
@@ -53,7 +53,10 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
   checkGroupIdentity(ownPgid, undefined);
   isProcessAlive(process.pid);
   liveGroups([ownPgid]);
-  if (hasProcfs()) descendantsOutsideGroups(new Set([ownPgid]));
+  if (hasProcfs()) {
+    descendantsOutsideGroups(new Set([ownPgid]));
+    readChildrenOfThreads(process.pid, 1);
+  }
   await tearDown({ groups: new Map(), graceMs: 0 });
 }
 
@@ -63,16 +66,19 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // Registered groups first: they are the common case and must not wait on the sweep. Where
   // /proc can show their descendants, they are frozen (SIGSTOP) rather than ended: a member that
   // exits hands its children to init, and a process that left the group with setsid and a
-  // scrubbed environment is then found by nothing. Frozen, no member exits or forks while one
-  // scan of /proc finds who still descends from them; then they get SIGTERM and SIGCONT.
+  // scrubbed environment is then found by nothing. Frozen, no member exits or forks while the
+  // walk finds who still descends from them; then they get SIGTERM and SIGCONT.
+  // Every identity is proven before the first signal, and the signals go out in tight loops: each
+  // signalled member wakes (all its threads, for SIGSTOP and SIGCONT) and competes for the CPU.
   const freeze = hasProcfs() && plan.groups.size > 0;
-  const ours: number[] = [];
+  const proven: number[] = [];
   for (const [pgid, startTime] of plan.groups) {
     const identity = checkGroupIdentity(pgid, startTime);
     if (identity === 'stale') report.staleGroups.push(pgid);
-    if (identity !== 'ours') continue;
-    if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
+    else if (identity === 'ours') proven.push(pgid);
   }
+  const ours: number[] = [];
+  for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
   const groups = new Set(ours);
 
   const strays = new Map<number, ProcessMark>();
@@ -82,19 +88,16 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     report.strays.push(mark.pid);
   };
   if (freeze) {
+    let escapees: ProcessMark[] = [];
     try {
-      for (const stat of descendantsOutsideGroups(groups)) {
-        if (stat.pid === process.pid || isSpared(stat.pgid, plan.disowned)) continue;
-        signalStray(stat, 'SIGTERM');
-      }
+      escapees = descendantsOutsideGroups(groups).filter((stat) => stat.pid !== process.pid && !isSpared(stat.pgid, plan.disowned));
     } finally {
-      // Whatever the search met, no group is left frozen.
-      for (const pgid of groups) {
-        signalGroup(pgid, 'SIGTERM');
-        // A member stopped with a TERM handler would hold the signal until SIGKILL.
-        signalGroup(pgid, 'SIGCONT');
-      }
+      // Whatever the search met, no group is left frozen. A member stopped with a TERM handler
+      // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
+      for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
+      for (const pgid of groups) signalGroup(pgid, 'SIGCONT');
     }
+    for (const mark of escapees) signalStray(mark, 'SIGTERM');
   }
   report.termedGroups.push(...ours);
 

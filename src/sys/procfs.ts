@@ -1,7 +1,7 @@
 // Everything leash reads from Linux procfs lives here, so it is parsed one way only.
 // Standard library only: the death supervisor imports this file.
 import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-import { readProcText } from './proc-text.js';
+import { readProcText, readSmallProcText } from './proc-text.js';
 
 /** The identity fields of one process, from /proc/<pid>/stat. */
 export interface ProcStat {
@@ -59,6 +59,29 @@ export function readProcStat(pid: number | 'self'): ProcStat | undefined {
     return undefined;
   }
   return parseProcStat(pid === 'self' ? process.pid : pid, text);
+}
+
+/** A process's stat and its thread count (field 20). */
+export interface ProcStatWithThreads extends ProcStat {
+  threads: number;
+}
+
+/**
+ * readProcStat plus the thread count, in one read() of the file: for the supervisor's teardown,
+ * where every system call sits between the owner's death and the first SIGTERM.
+ */
+export function readProcStatWithThreads(pid: number): ProcStatWithThreads | undefined {
+  let text: string;
+  try {
+    text = readSmallProcText(`/proc/${pid}/stat`);
+  } catch {
+    return undefined;
+  }
+  const stat = parseProcStat(pid, text);
+  if (!stat) return undefined;
+  // Field 20 is the 18th after the ')' that ends the command name.
+  const threads = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 18)[17]);
+  return { ...stat, threads: Number.isInteger(threads) && threads > 0 ? threads : 0 };
 }
 
 /** A zombie (or a task being torn down) runs no code and holds no resources but its pid. */
@@ -128,6 +151,33 @@ export function readChildren(pid: number): number[] | undefined {
       const child = Number(word);
       if (Number.isInteger(child)) children.push(child);
     }
+  }
+  return children;
+}
+
+/**
+ * The direct children of a process whose thread count is known (from its stat): a
+ * single-threaded one has a single children file, so its task directory need not be listed.
+ * Same answers as readChildren, with one read() per file. Meant for processes that cannot start
+ * threads meanwhile (stopped); with a count of 0 (unknown) every thread is read.
+ */
+export function readChildrenOfThreads(pid: number, threads: number): number[] | undefined {
+  if (threads !== 1) return readChildren(pid);
+  let text: string;
+  try {
+    text = readSmallProcText(`/proc/${pid}/task/${pid}/children`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return [];
+    // No children file for a live main thread: this kernel lacks CONFIG_PROC_CHILDREN.
+    return readChildren(pid);
+  }
+  const children: number[] = [];
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf(' ', start);
+    if (end < 0) break;
+    children.push(Number(text.slice(start, end)));
+    start = end + 1;
   }
   return children;
 }

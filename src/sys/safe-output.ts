@@ -14,7 +14,7 @@
 // - Data (`leash status --json`, `leash reap`'s report, help) is written whole, however slow the
 //   reader, but a reader that is gone (EPIPE) only ends the writing, never the process.
 import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
-import { Socket } from 'node:net';
+import { createRequire } from 'node:module';
 import { retryTransient } from './wait.js';
 
 export interface StderrWriter {
@@ -77,8 +77,10 @@ export function openStderrWriter(fd = 2): StderrWriter {
 
 function socketWriter(fd: number): StderrWriter {
   let broken = false;
-  let socket: Socket | undefined;
+  let socket: import('node:net').Socket | undefined;
   try {
+    // Loaded only for a socket: `net` costs the death supervisor about 0.5 MB of private memory.
+    const { Socket } = createRequire(import.meta.url)('node:net') as typeof import('node:net');
     socket = new Socket({ fd, readable: false, writable: true });
     socket.on('error', () => {
       broken = true;

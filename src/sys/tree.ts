@@ -1,7 +1,16 @@
 // The descendants of one process, from procfs. The kernel's per-thread children lists make this
 // cost per process in the tree rather than per process on the machine; where a kernel lacks them
 // we scan all of /proc. Standard library only.
-import { isDeadState, readChildren, readProcStat, scanAllStats, type ProcStat } from './procfs.js';
+import {
+  isDeadState,
+  readChildren,
+  readChildrenOfThreads,
+  readProcStat,
+  readProcStatWithThreads,
+  scanAllStats,
+  type ProcStat,
+  type ProcStatWithThreads,
+} from './procfs.js';
 
 /** Descendants of a process by pid, zombies included (their state says so). */
 export type ProcessTree = Map<number, ProcStat>;
@@ -109,6 +118,36 @@ export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): Pro
 }
 
 /**
+ * Hands every descendant of `root` to `visit`, through the children files, reading a process's
+ * task list only when it has more than one thread (the processes are stopped: none can start a
+ * thread or a child meanwhile). False where the kernel has no children files: the caller then
+ * scans /proc.
+ */
+function walkStoppedTree(root: ProcStatWithThreads, visit: (stat: ProcStat) => void): boolean {
+  if (childrenFilesMissing) return false;
+  const seen = new Set<number>([root.pid]);
+  const pending: ProcStatWithThreads[] = [root];
+  while (pending.length > 0) {
+    const parent = pending.pop() as ProcStatWithThreads;
+    const children = readChildrenOfThreads(parent.pid, parent.threads);
+    if (children === undefined) {
+      childrenFilesMissing = true;
+      return false;
+    }
+    for (const pid of children) {
+      if (seen.has(pid)) continue;
+      seen.add(pid);
+      const stat = readProcStatWithThreads(pid);
+      // Gone between the two reads, or already reparented elsewhere: not ours now.
+      if (!stat || stat.ppid !== parent.pid) continue;
+      visit(stat);
+      pending.push(stat);
+    }
+  }
+  return true;
+}
+
+/**
  * Live processes outside the groups `pgids` whose parent chain leads into a member of one of
  * them (a descendant that left with setsid or setpgid, whatever its environment). A group whose
  * leader runs is walked from its leader through the children files, at a cost per process in its
@@ -124,9 +163,9 @@ export function descendantsOutsideGroups(pgids: ReadonlySet<number>): ProcStat[]
   };
   const leaderless = new Set<number>();
   for (const pgid of pgids) {
-    const leader = readProcStat(pgid);
+    const leader = readProcStatWithThreads(pgid);
     if (!leader || leader.pgid !== pgid || isDeadState(leader.state)) leaderless.add(pgid);
-    else for (const stat of walkOnce(pgid).values()) keep(stat);
+    else if (!walkStoppedTree(leader, keep)) leaderless.add(pgid);
   }
   if (leaderless.size === 0) return [...found.values()];
 

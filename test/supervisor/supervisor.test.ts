@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { readProcessMemory } from '../../src/sys/process-memory.js';
 import { catchesSignals, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
@@ -9,7 +10,7 @@ import { constants as osConstants } from 'node:os';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { ownProcessGroupId } from '../../src/sys/processes.js';
 import { exited, markedEnv, markedPids, newMark, waitForGone, withMark } from '../helpers/processes.js';
-import { readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
+import { SUPERVISOR_MAIN, readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
 
 
 test('reaps a registered group at EOF and leaves an unregistered one alone', withMark(async (mark) => {
@@ -232,4 +233,38 @@ test('--parent-pgid 0 (the group leader is outside our pid namespace) is accepte
   supervisor.stdin!.end(`register 0\nregister ${group.pid} ${startTimeOf(group.pid)}\n`);
   assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
   assert.equal(isProcessAlive(group.pid), false);
+}));
+
+test('a non-blocking stdin (EAGAIN instead of a blocking read) still carries registrations and EOF', withMark(async (mark) => {
+  // Someone may hand the supervisor a descriptor set O_NONBLOCK: its blocking read on the thread
+  // pool then answers EAGAIN, and the pipe must be watched by the event loop instead.
+  const group = startGroup(mark, 'exec sleep 1000');
+  const wrapper = [
+    'import fcntl, os, sys',
+    'fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_NONBLOCK)',
+    'os.execv(sys.argv[1], sys.argv[1:])',
+  ].join('\n');
+  const supervisor = spawn('python3', ['-c', wrapper, process.execPath, SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId())], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: markedEnv(mark),
+  });
+  // Its first read met the empty pipe (EAGAIN) and handed fd 0 to the event loop: its epoll
+  // instance watches fd 0. Only now the line.
+  const epollWatchesStdin = () => {
+    try {
+      return readdirSync(`/proc/${supervisor.pid}/fd`).some((fd) => {
+        if (readlinkSync(`/proc/${supervisor.pid}/fd/${fd}`) !== 'anon_inode:[eventpoll]') return false;
+        return /^tfd:\s+0\s/m.test(readFileSync(`/proc/${supervisor.pid}/fdinfo/${fd}`, 'latin1'));
+      });
+    } catch {
+      return false;
+    }
+  };
+  assert.ok(await waitUntil(epollWatchesStdin, 10_000), 'fd 0 was never watched by the event loop');
+  assert.ok(catchesSignals(supervisor.pid!, [osConstants.signals.SIGTERM]));
+  supervisor.stdin!.write(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
+  supervisor.stdin!.end();
+  assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+  assert.ok(await waitForGone([group.pid], 5000), 'the registered group outlived EOF');
 }));
