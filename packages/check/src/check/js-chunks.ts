@@ -1,0 +1,694 @@
+// The part of a JS/TS file the analyser needs, so that the TypeScript parser reads only that.
+//
+// A small exact tokenizer cuts the file into top-level chunks (one or more whole statements) and
+// notes the names each chunk mentions. The chunks kept are a closure: every chunk holding a
+// trigger (a `detached`, an `unref`, a string that could be shell backgrounding), then every chunk
+// sharing a name with a kept one, to a fixpoint. The analyser follows data only through names, and
+// without scopes (a variable of one function is found from another by its name), so sharing a name
+// is the relation to close over. Chunks that bind a spawn module or a project module, and the
+// first chunk with module syntax, are kept as well: they change what the whole file means to the
+// analyser (whether anything is bound, whether the file is a script) even when nothing refers to
+// them. Everything else is blanked: line breaks kept, other characters dropped, except the spaces
+// that keep a kept chunk's columns, so that every reported line and column is unchanged.
+//
+// Anything the tokenizer is unsure of (a lexical error, JSX, a `/` after `}`, a decorator at the
+// top level, an escape in an identifier) means "parse the whole file". A syntax error that only a
+// parser sees, inside a chunk that is blanked, is not reported: that chunk holds no trigger word
+// and no name of a kept chunk, so no finding can hide in it (docs/check.md says so).
+
+const SPAWN_SPECIFIERS = new Set(['child_process', 'node:child_process', 'execa', 'cross-spawn', 'nano-spawn', 'tinyexec']);
+
+/** Reserved words: never a variable's name (as a member name, after a dot, they are names). */
+const RESERVED = new Set([
+  'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum',
+  'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof', 'let', 'new', 'null',
+  'return', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while', 'with', 'yield',
+]);
+/** Reserved words after which an expression (so a regular expression) may start. */
+const VALUE_WORDS = new Set(['this', 'super', 'null', 'true', 'false']);
+/**
+ * Words that are keywords in some positions and plain names in others (`type`, `from`, `as`,
+ * `async`, ...): a keyword when followed on the same line by a word (other than an operator word),
+ * a string, `{` or a private name; a name otherwise (`type = 1`, `opts.type`, `{ from }`).
+ */
+const CONTEXTUAL = new Set([
+  'abstract', 'accessor', 'as', 'asserts', 'async', 'declare', 'from', 'get', 'global', 'implements', 'infer', 'interface',
+  'is', 'keyof', 'module', 'namespace', 'of', 'out', 'override', 'package', 'private', 'protected', 'public', 'readonly',
+  'satisfies', 'set', 'static', 'type', 'unique',
+]);
+/** Words that continue an expression: a contextual word followed by one of them is a name (`type in x`). */
+const OPERATOR_WORDS = new Set(['in', 'instanceof', 'as', 'satisfies', 'of']);
+/** Words that start a statement: after a line break that ends an expression, a new top-level chunk. */
+const STARTERS = new Set(['import', 'export', 'const', 'let', 'var', 'function', 'class', 'if', 'for', 'try', 'switch', 'enum']);
+/** Words before a parenthesis that make it a statement's head: `if (x) /re/` is a regular expression. */
+const CONTROL_WORDS = new Set(['if', 'while', 'for', 'with']);
+
+/** Thrown by the tokenizer when it cannot be sure: the file is parsed whole. */
+class Unsure extends Error {}
+
+// The previous token, as far as the next one's reading depends on it.
+const P_NONE = 0; // start, punctuation, an operator: an expression may start (a `/` is a regular expression)
+const P_VALUE = 1; // a name, a literal, `]`, `)`: an expression ends here (a `/` divides)
+const P_CONTROL_PAREN = 2; // the `)` of `if (...)`: a statement follows
+const P_BRACE = 3; // a `}` that is not a template's: unsure what follows
+const P_KEYWORD = 4; // a reserved word that takes an operand (`return`, `typeof`, ...)
+
+const B_PAREN = 1;
+const B_BRACKET = 2;
+const B_BRACE = 3;
+const B_SUBSTITUTION = 4; // `${` in a template
+
+interface Chunk {
+  start: number;
+  end: number;
+  /** Its names: positions [from, to) in the tokenizer's list of name spans. */
+  namesFrom: number;
+  namesTo: number;
+  /** `async` found to be a name after the chunk's other names were listed (`async(x)` called). */
+  asyncIsName: boolean;
+  seed: boolean;
+  /** Binds a spawn module or a project module: kept, since bindings change how the file is read. */
+  binds: boolean;
+  /** `import`/`export` or `import.meta`: the file is a module. */
+  module: boolean;
+  lastIsSemicolon: boolean;
+}
+
+const isIdentStart = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 36 || c > 127;
+const isIdentPart = (c: number) => isIdentStart(c) || (c >= 48 && c <= 57);
+const isLineBreak = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
+
+/** Cooked text of a string literal's or template part's raw text (only the escapes that change it). */
+function cook(raw: string): string {
+  if (!raw.includes('\\')) return raw;
+  return raw.replace(/\\(?:x([0-9a-fA-F]{2})|u\{([0-9a-fA-F]+)\}|u([0-9a-fA-F]{4})|([0-7]{1,3})|(\r\n|[\s\S]))/g, (_, hex, brace, four, octal, other: string | undefined) => {
+    if (hex) return String.fromCharCode(parseInt(hex, 16));
+    if (brace) return String.fromCodePoint(Math.min(parseInt(brace, 16), 0x10ffff));
+    if (four) return String.fromCharCode(parseInt(four, 16));
+    if (octal) return String.fromCharCode(parseInt(octal, 8));
+    if (other === undefined || isLineBreak(other.charCodeAt(0))) return '';
+    return ({ n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v' } as Record<string, string>)[other] ?? other;
+  });
+}
+
+/** A string's (or template part's) text that could matter: an option word, or shell backgrounding. */
+const TRIGGER_TEXT = /detached|unref|&|nohup|setsid|disown|start-process|start\s/i;
+const TRIGGER_TEXT_ALL = new RegExp(TRIGGER_TEXT.source, 'gi');
+/** Raw source that makes a chunk a trigger wherever it is (a comment included: kept is always safe). */
+const TRIGGER_SOURCE_ALL = /detached|unref/g;
+
+/**
+ * Words read as text (keywords, contextual words, `require`), by length and first character: any
+ * other word is a name, known without making a string of it (most words of a file are names).
+ */
+const WORD_SHAPES = new Uint8Array(11 * 128);
+for (const word of [...RESERVED, ...CONTEXTUAL, 'require']) WORD_SHAPES[word.length * 128 + word.charCodeAt(0)] = 1;
+/** What a word that is surely a name reads as: no keyword set holds it. */
+const NAME = ' ';
+
+export class Tokenizer {
+  private i = 0;
+  private readonly n: number;
+  private prev = P_NONE;
+  private prevWord = ''; // the previous token when it is a word, else ''
+  private prevPrevWord = ''; // the word before a `(` that is the previous token
+  private prevIsOpenParen = false;
+  private prevIsDot = false;
+  private newlineBefore = false;
+  private readonly stack: number[] = [];
+  /** For each open `(`: whether it is a statement head, and whether `async` came right before it. */
+  private readonly parenControl: boolean[] = [];
+  private readonly parenAsync: Array<number | undefined> = [];
+  /** A contextual word waiting for the next token to say whether it is a name. */
+  private pendingWord: string | undefined;
+  private pendingStart = -1;
+  /** A `)` closing `async (...)`: the next token says whether it was an arrow's parameters. */
+  private asyncParenChunk = -1;
+  readonly chunks: Chunk[] = [];
+  private current: Chunk;
+  /** Name spans, [start, end) pairs, in source order. */
+  spans = new Int32Array(1024);
+  spanCount = 0;
+  /** Positions of TRIGGER_TEXT in the whole text; strings are read in order, so one cursor walks it. */
+  private readonly triggers: number[] = [];
+  private trigger = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly jsx: boolean,
+  ) {
+    this.n = text.length;
+    for (const match of text.matchAll(TRIGGER_TEXT_ALL)) this.triggers.push(match.index);
+    this.current = this.newChunk(0);
+  }
+
+  private newChunk(start: number): Chunk {
+    if (this.chunks.length > 0) this.current.namesTo = this.spanCount;
+    const chunk: Chunk = { start, end: start, namesFrom: this.spanCount, namesTo: this.spanCount, asyncIsName: false, seed: false, binds: false, module: false, lastIsSemicolon: false };
+    this.chunks.push(chunk);
+    return chunk;
+  }
+
+  private addName(start: number, end: number): void {
+    if (this.spanCount * 2 + 2 > this.spans.length) {
+      const grown = new Int32Array(this.spans.length * 2);
+      grown.set(this.spans);
+      this.spans = grown;
+    }
+    this.spans[this.spanCount * 2] = start;
+    this.spans[this.spanCount * 2 + 1] = end;
+    this.spanCount++;
+  }
+
+  /** Ends the current chunk before the token at `at`, if it holds anything. */
+  private boundary(at: number): void {
+    if (this.current.end > this.current.start || this.spanCount > this.current.namesFrom) this.current = this.newChunk(at);
+    else this.current.start = at;
+  }
+
+  /** Whether a string or template part at [start, end) could be a trigger. */
+  private triggerIn(start: number, end: number, escaped: boolean): boolean {
+    const { triggers } = this;
+    while (this.trigger < triggers.length && (triggers[this.trigger] as number) < start) this.trigger++;
+    if (this.trigger < triggers.length && (triggers[this.trigger] as number) < end) return true;
+    return escaped && TRIGGER_TEXT.test(cook(this.text.slice(start, end)));
+  }
+
+  private get chunkIndex(): number {
+    return this.chunks.length - 1;
+  }
+
+  run(): Chunk[] {
+    const { text, n } = this;
+    if (text.startsWith('#!')) {
+      while (this.i < n && !isLineBreak(text.charCodeAt(this.i))) this.i++;
+    }
+    this.current.start = this.i;
+    for (;;) {
+      this.skipTrivia();
+      if (this.i >= n) break;
+      this.token();
+    }
+    if (this.stack.length > 0) throw new Unsure('unclosed bracket');
+    this.settlePending(-1, '', false);
+    this.current.namesTo = this.spanCount;
+    if (this.current.end <= this.current.start && this.spanCount === this.current.namesFrom) this.chunks.pop();
+    return this.chunks;
+  }
+
+  private skipTrivia(): void {
+    const { text, n } = this;
+    this.newlineBefore = false;
+    while (this.i < n) {
+      const c = text.charCodeAt(this.i);
+      if (c === 32 || c === 9 || c === 11 || c === 12 || c === 0xfeff || c === 0xa0) this.i++;
+      else if (isLineBreak(c)) {
+        this.newlineBefore = true;
+        this.i++;
+      } else if (c === 47 && text.charCodeAt(this.i + 1) === 47) {
+        while (this.i < n && !isLineBreak(text.charCodeAt(this.i))) this.i++;
+      } else if (c === 47 && text.charCodeAt(this.i + 1) === 42) {
+        const close = text.indexOf('*/', this.i + 2);
+        if (close < 0) throw new Unsure('unclosed comment');
+        for (let k = this.i; k < close; k++) if (isLineBreak(text.charCodeAt(k))) this.newlineBefore = true;
+        this.i = close + 2;
+      } else if (c > 127 && /\s/.test(text.charAt(this.i))) this.i++;
+      else break;
+    }
+  }
+
+  /** Settles a contextual word read before the token now starting: keyword or name. */
+  private settlePending(kind: number, word: string, sameLine: boolean): void {
+    // kind: 1 word, 2 string, 3 `{`, 4 `#`, 0 anything else, -1 end of input
+    const keyword = sameLine && ((kind === 1 && !OPERATOR_WORDS.has(word)) || kind === 2 || kind === 3 || kind === 4);
+    if (this.pendingWord !== undefined) {
+      // Still in the word's chunk: a boundary is decided after this.
+      if (!keyword) this.addName(this.pendingStart, this.pendingStart + this.pendingWord.length);
+      this.pendingWord = undefined;
+    }
+  }
+
+  private lastEndBefore = 0;
+
+  private token(): void {
+    const { text } = this;
+    const start = this.i;
+    const c = text.charCodeAt(start);
+    const sameLine = !this.newlineBefore;
+    // A chunk starts at its first token: the comments before it lie between chunks.
+    if (this.current.end === this.current.start && this.spanCount === this.current.namesFrom) {
+      this.current.start = start;
+      this.current.end = start;
+    }
+
+    // A word: a name, a keyword, or a contextual word.
+    if (isIdentStart(c) || c === 92 /* \ */ || c === 35 /* # */) {
+      if (c === 92) throw new Unsure('escape in an identifier');
+      let j = start + 1;
+      while (j < this.n && isIdentPart(text.charCodeAt(j))) j++;
+      if (j < this.n && text.charCodeAt(j) === 92) throw new Unsure('escape in an identifier');
+      if (c === 35 && j === start + 1) throw new Unsure('a lone #');
+      const length = j - start;
+      const word = length <= 10 && WORD_SHAPES[length * 128 + c] === 1 ? text.slice(start, j) : NAME;
+      this.i = j;
+      this.settle(c === 35 ? 4 : 1, word, sameLine);
+      this.beforeToken(start, word);
+      const afterDot = this.prevIsDot;
+      if (afterDot || c === 35) {
+        this.addName(start, j);
+        this.setPrev(P_VALUE, '');
+      } else if (RESERVED.has(word)) {
+        if (word === 'import' && this.stack.length === 0) {
+          this.skipTrivia();
+          const next = text.charCodeAt(this.i);
+          if (next === 46 /* . */) this.current.module = true; // import.meta
+          else if (next !== 40 /* ( */) this.current.module = true;
+          this.newlineBefore = false;
+        } else if (word === 'import') {
+          this.skipTrivia();
+          if (text.charCodeAt(this.i) === 46) this.current.module = true;
+          this.newlineBefore = false;
+        } else if (word === 'export' && this.stack.length === 0) this.current.module = true;
+        this.setPrev(VALUE_WORDS.has(word) ? P_VALUE : P_KEYWORD, word);
+      } else if (CONTEXTUAL.has(word)) {
+        this.pendingWord = word;
+        this.pendingStart = start;
+        this.setPrev(P_VALUE, word);
+      } else {
+        if (!(word === 'require' && this.peekOpenParen())) this.addName(start, j);
+        this.setPrev(P_VALUE, word);
+      }
+      this.current.end = j;
+      this.lastEndBefore = j;
+      return;
+    }
+
+    this.settle(c === 39 || c === 34 ? 2 : c === 123 ? 3 : 0, '', sameLine);
+    this.beforeToken(start, '');
+
+    if (c === 39 || c === 34) {
+      const j = this.stringEnd(start, c);
+      if (this.triggerIn(start + 1, j - 1, this.escaped)) this.current.seed = true;
+      // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
+      if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
+        const value = cook(text.slice(start + 1, j - 1));
+        if (SPAWN_SPECIFIERS.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
+      }
+      this.i = j;
+      this.finish(j, P_VALUE);
+      return;
+    }
+    if (c === 96 /* ` */) {
+      this.i = start + 1;
+      this.templatePart();
+      return;
+    }
+    if (c >= 48 && c <= 57 || (c === 46 && text.charCodeAt(start + 1) >= 48 && text.charCodeAt(start + 1) <= 57)) {
+      let j = start + 1;
+      for (;;) {
+        const d = text.charCodeAt(j);
+        if (isIdentPart(d) || d === 46) j++;
+        else if ((d === 43 || d === 45) && (text.charCodeAt(j - 1) | 32) === 101 && !(c === 48 && (text.charCodeAt(start + 1) | 32) === 120)) j++;
+        else break;
+      }
+      this.i = j;
+      this.finish(j, P_VALUE);
+      return;
+    }
+    if (c === 47 /* / */) {
+      if (this.prev === P_BRACE) throw new Unsure('`/` after `}`');
+      if (this.prev === P_VALUE && CONTEXTUAL.has(this.prevWord)) throw new Unsure('`/` after a contextual word (`of /re/`?)');
+      if (this.prev === P_VALUE) {
+        // Division, `/=`.
+        this.i = start + (text.charCodeAt(start + 1) === 61 ? 2 : 1);
+        this.finish(this.i, P_NONE);
+        return;
+      }
+      this.i = this.regexEnd(start);
+      this.finish(this.i, P_VALUE);
+      return;
+    }
+    switch (c) {
+      case 40: {
+        // (
+        this.parenControl.push(this.prev === P_KEYWORD && (CONTROL_WORDS.has(this.prevWord) || (this.prevWord === 'await' && this.prevPrevWord === 'for')));
+        this.parenAsync.push(this.prevWord === 'async' && this.pendingAsyncIsThis ? this.chunkIndex : undefined);
+        this.pendingAsyncIsThis = false;
+        this.stack.push(B_PAREN);
+        this.i++;
+        this.finish(this.i, P_NONE);
+        this.prevIsOpenParen = true;
+        return;
+      }
+      case 41: {
+        if (this.stack.pop() !== B_PAREN) throw new Unsure('unbalanced )');
+        const control = this.parenControl.pop() === true;
+        const asyncChunk = this.parenAsync.pop();
+        this.i++;
+        this.finish(this.i, control ? P_CONTROL_PAREN : P_VALUE);
+        if (asyncChunk !== undefined) this.asyncParenChunk = asyncChunk;
+        return;
+      }
+      case 91:
+        this.stack.push(B_BRACKET);
+        this.i++;
+        this.finish(this.i, P_NONE);
+        return;
+      case 93:
+        if (this.stack.pop() !== B_BRACKET) throw new Unsure('unbalanced ]');
+        this.i++;
+        this.finish(this.i, P_VALUE);
+        return;
+      case 123:
+        this.stack.push(B_BRACE);
+        this.i++;
+        this.finish(this.i, P_NONE);
+        return;
+      case 125: {
+        const open = this.stack.pop();
+        if (open === B_SUBSTITUTION) {
+          this.i++;
+          this.templatePart();
+          return;
+        }
+        if (open !== B_BRACE) throw new Unsure('unbalanced }');
+        this.i++;
+        this.finish(this.i, P_BRACE);
+        return;
+      }
+      case 59: // ;
+        this.i++;
+        this.finish(this.i, P_NONE);
+        if (this.stack.length === 0) {
+          this.current.lastIsSemicolon = true;
+          this.current = this.newChunk(this.i);
+        }
+        return;
+      case 64: // @
+        if (this.stack.length === 0) throw new Unsure('a decorator at the top level');
+        this.i++;
+        this.finish(this.i, P_NONE);
+        return;
+      case 60: // <
+        if (this.jsx && this.prev !== P_VALUE) throw new Unsure('JSX');
+        if (text.startsWith('<!--', start)) throw new Unsure('an HTML comment');
+        break;
+      case 46: // . ?. ...
+        if (text.startsWith('...', start)) {
+          this.i += 3;
+          this.finish(this.i, P_NONE);
+          return;
+        }
+        this.i++;
+        this.finish(this.i, P_NONE);
+        this.prevIsDot = true;
+        return;
+      case 63: // ?
+        if (text.charCodeAt(start + 1) === 46 && !(text.charCodeAt(start + 2) >= 48 && text.charCodeAt(start + 2) <= 57)) {
+          this.i += 2;
+          this.finish(this.i, P_NONE);
+          this.prevIsDot = true;
+          return;
+        }
+        break;
+      case 33: // ! : a non-null assertion right after a value (`a! / b`) ends a value; `!=` and `!x` do not
+        if (this.prev === P_VALUE && sameLine && text.charCodeAt(start + 1) !== 61) {
+          this.i++;
+          this.finish(this.i, P_VALUE);
+          return;
+        }
+        break;
+      case 43: // + ++
+      case 45: // - --
+        if (text.charCodeAt(start + 1) === c) {
+          this.i += 2;
+          // Postfix after a value (`a++ / 2` divides), prefix otherwise.
+          this.finish(this.i, this.prev === P_VALUE ? P_VALUE : P_NONE);
+          return;
+        }
+        break;
+    }
+    if (c === 61 && text.charCodeAt(start + 1) === 62) {
+      // =>: settles `async (...) =>`.
+      this.i += 2;
+      this.finish(this.i, P_NONE);
+      return;
+    }
+    // Any other punctuator: one character at a time is enough for what is read here.
+    if (c <= 32 || c === 127) throw new Unsure('a control character');
+    this.i++;
+    this.finish(this.i, P_NONE);
+  }
+
+  private pendingAsyncIsThis = false;
+  private escaped = false;
+
+  /** Bookkeeping before any token: settle `async (...)`, and decide a chunk boundary. */
+  private beforeToken(start: number, word: string): void {
+    const { text } = this;
+    if (this.asyncParenChunk >= 0) {
+      // `async (...) =>` is an arrow: `async` was a keyword; `async (...)` anything else was a call.
+      const arrow = text.charCodeAt(start) === 61 && text.charCodeAt(start + 1) === 62;
+      if (!arrow) (this.chunks[this.asyncParenChunk] as Chunk).asyncIsName = true;
+      this.asyncParenChunk = -1;
+    }
+    if (this.stack.length !== 0 || !this.newlineBefore || word === '') return;
+    // A line break after a complete expression, then a word that cannot continue it: a new statement
+    // (automatic semicolon insertion). Not after a contextual word (`x as\nconst` goes on), nor
+    // before a reserved word that continues a statement (`else`, `while` of `do`, `catch`, `in`).
+    const endsStatement = this.prev === P_BRACE || (this.prev === P_VALUE && !this.prevIsDot && !CONTEXTUAL.has(this.prevWord));
+    if (endsStatement && (STARTERS.has(word) || !RESERVED.has(word))) this.boundaryBefore(start);
+  }
+
+  private boundaryBefore(start: number): void {
+    this.current.end = this.lastEndBefore;
+    this.boundary(start);
+  }
+
+  /** Called when a token starts: settles a pending contextual word. */
+  private settle(kind: number, word: string, sameLine: boolean): void {
+    const wasAsync = this.pendingWord === 'async';
+    if (this.pendingWord !== undefined) {
+      if (wasAsync && kind === 0 && sameLine && this.text.charCodeAt(this.i) === 40) {
+        // `async (`: a keyword if an arrow follows the parameters, found when they close.
+        this.pendingAsyncIsThis = true;
+        this.pendingWord = undefined;
+        return;
+      }
+      this.settlePending(kind, word, sameLine);
+    }
+  }
+
+  private setPrev(kind: number, word: string): void {
+    this.prevPrevWord = this.prevIsOpenParen ? this.prevPrevWord : this.prevWord;
+    this.prev = kind;
+    this.prevWord = word;
+    this.prevIsOpenParen = false;
+    this.prevIsDot = false;
+  }
+
+  private finish(end: number, kind: number): void {
+    // The word before `(` is kept for `require(` and `import(`.
+    this.prevPrevWord = this.prevWord;
+    this.prev = kind;
+    this.prevWord = '';
+    this.prevIsOpenParen = false;
+    this.prevIsDot = false;
+    this.current.end = end;
+    this.lastEndBefore = end;
+  }
+
+  private peekOpenParen(): boolean {
+    let j = this.i;
+    while (j < this.n && (this.text.charCodeAt(j) === 32 || this.text.charCodeAt(j) === 9)) j++;
+    return this.text.charCodeAt(j) === 40;
+  }
+
+  private stringEnd(start: number, quote: number): number {
+    const { text, n } = this;
+    this.escaped = false;
+    for (let j = start + 1; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (c === quote) return j + 1;
+      if (c === 92) {
+        this.escaped = true;
+        j++;
+        if (text.charCodeAt(j) === 13 && text.charCodeAt(j + 1) === 10) j++;
+      } else if (c === 10 || c === 13) break;
+    }
+    throw new Unsure('unterminated string');
+  }
+
+  /** Reads a template from just after its opening backtick or a substitution's `}`, up to its end or the next `${`. */
+  private templatePart(): void {
+    const { text, n } = this;
+    const start = this.i;
+    let escaped = false;
+    for (let j = start; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (c === 92) {
+        escaped = true;
+        j++;
+        continue;
+      }
+      if (c === 96 || (c === 36 && text.charCodeAt(j + 1) === 123)) {
+        if (this.triggerIn(start, j, escaped)) this.current.seed = true;
+        if (c === 96) {
+          this.i = j + 1;
+          this.finish(this.i, P_VALUE);
+        } else {
+          this.i = j + 2;
+          this.stack.push(B_SUBSTITUTION);
+          this.finish(this.i, P_NONE);
+        }
+        return;
+      }
+    }
+    throw new Unsure('unterminated template');
+  }
+
+  private regexEnd(start: number): number {
+    const { text, n } = this;
+    let inClass = false;
+    for (let j = start + 1; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (isLineBreak(c)) break;
+      if (c === 92) j++;
+      else if (c === 91) inClass = true;
+      else if (c === 93) inClass = false;
+      else if (c === 47 && !inClass) {
+        let k = j + 1;
+        while (k < n && isIdentPart(text.charCodeAt(k))) k++; // flags
+        return k;
+      }
+    }
+    throw new Unsure('unterminated regular expression');
+  }
+}
+
+/** Below this share of the text blanked, the file is parsed whole: the saving would not pay for the copy. */
+const MIN_BLANKED_SHARE = 0.2;
+
+/** Whether the TypeScript parser reads `<` at an expression's start as JSX for this file. */
+const jsxFor = (path: string) => !/\.[mc]?ts$/i.test(path);
+
+/**
+ * The text to parse instead of `text`: the relevant chunks in place, the rest blanked, or
+ * undefined when the whole file is to be parsed (the tokenizer was unsure, or little would be blanked).
+ */
+export function relevantText(text: string, path: string, minBlankedShare = MIN_BLANKED_SHARE): string | undefined {
+  const tokenizer = new Tokenizer(text, jsxFor(path));
+  let chunks: Chunk[];
+  try {
+    chunks = tokenizer.run();
+  } catch (error) {
+    if (error instanceof Unsure) return undefined;
+    throw error;
+  }
+  const keep = closure(text, chunks, tokenizer, minBlankedShare > 0 ? text.length * (1 - minBlankedShare) : text.length);
+  if (!keep || keep.every(Boolean)) return undefined;
+  return blankExcept(text, chunks, keep);
+}
+
+/** The chunk holding position `at`, or -1 (between chunks: a comment). */
+function chunkAt(chunks: Chunk[], at: number): number {
+  let low = 0;
+  let high = chunks.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const chunk = chunks[middle] as Chunk;
+    if (at < chunk.start) high = middle - 1;
+    else if (at >= chunk.end) low = middle + 1;
+    else return middle;
+  }
+  return -1;
+}
+
+const escapeName = (name: string) => name.replace(/\$/g, '\\$');
+
+/**
+ * The chunks to keep. Names are followed a round at a time: the new names of the chunks kept so
+ * far are searched for in the whole text at once (a regular expression of them), and every chunk
+ * holding one is kept. A match in a string or a comment keeps a chunk for nothing, never wrongly.
+ */
+function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: number): boolean[] | undefined {
+  const keep = chunks.map(() => false);
+  let kept = 0;
+  let fresh: number[] = [];
+  const add = (index: number) => {
+    if (index < 0 || keep[index]) return;
+    keep[index] = true;
+    kept += (chunks[index] as Chunk).end - (chunks[index] as Chunk).start;
+    fresh.push(index);
+  };
+  for (const match of text.matchAll(TRIGGER_SOURCE_ALL)) add(chunkAt(chunks, match.index));
+  chunks.forEach((chunk, index) => {
+    if (chunk.seed) add(index);
+  });
+  const followed = new Set<string>();
+  while (fresh.length > 0 && kept <= maxKept) {
+    const names: string[] = [];
+    for (const index of fresh) {
+      const chunk = chunks[index] as Chunk;
+      for (let k = chunk.namesFrom; k < chunk.namesTo; k++) {
+        const name = text.slice(tokenizer.spans[k * 2], tokenizer.spans[k * 2 + 1]);
+        if (!followed.has(name)) {
+          followed.add(name);
+          names.push(escapeName(name));
+        }
+      }
+      if (chunk.asyncIsName && !followed.has('async')) {
+        followed.add('async');
+        names.push('async');
+      }
+    }
+    fresh = [];
+    if (names.length === 0) break;
+    const pattern = new RegExp(`(?<![\\w$#])(?:${names.join('|')})(?![\\w$])`, 'g');
+    for (const match of text.matchAll(pattern)) add(chunkAt(chunks, match.index));
+  }
+  if (kept > maxKept) return undefined;
+  // Kept for what they change about the whole file, not for their names: a chunk holding a name
+  // of a kept one is already kept, so these add no data flow (see the header).
+  chunks.forEach((chunk, index) => {
+    if (chunk.binds) keep[index] = true;
+  });
+  const firstModule = chunks.findIndex((chunk) => chunk.module);
+  if (firstModule >= 0 && !chunks.some((chunk, index) => keep[index] && chunk.module)) keep[firstModule] = true;
+  return keep;
+}
+
+const NOT_LINE_BREAKS = /[^\n\r\u2028\u2029]+/g;
+
+/** `text` with every chunk not kept, and everything between chunks, blanked; line breaks and the kept chunks' columns stay. */
+function blankExcept(text: string, chunks: Chunk[], keep: boolean[]): string {
+  const parts: string[] = [];
+  let at = 0; // end of what has been written, in `text`
+  let pendingSemicolon = false;
+  const blank = (from: number, to: number) => {
+    if (from >= to) return;
+    const gap = text.slice(from, to);
+    const breaks = gap.replace(NOT_LINE_BREAKS, '');
+    if (breaks === '') {
+      parts.push((pendingSemicolon ? ';' : ' ') + ' '.repeat(to - from - 1));
+    } else {
+      let lastBreak = to - 1;
+      while (!isLineBreak(text.charCodeAt(lastBreak))) lastBreak--;
+      parts.push(pendingSemicolon ? ';' : '', breaks, ' '.repeat(to - lastBreak - 1));
+    }
+    pendingSemicolon = false;
+  };
+  for (let k = 0; k < chunks.length; k++) {
+    if (!keep[k]) continue;
+    const chunk = chunks[k] as Chunk;
+    blank(at, chunk.start);
+    if (pendingSemicolon) parts.push(';'); // adjacent kept chunks on one line cannot happen without a `;` between
+    pendingSemicolon = false;
+    parts.push(text.slice(chunk.start, chunk.end));
+    at = chunk.end;
+    // A kept statement ended by a line break (no `;`) must not run on into the next kept one.
+    pendingSemicolon = !chunk.lastIsSemicolon;
+  }
+  blank(at, text.length);
+  return parts.join('');
+}
