@@ -101,8 +101,28 @@ const TRIGGER_SOURCE_ALL = /detached|unref/g;
  * Words read as text (keywords, contextual words, `require`), by length and first character: any
  * other word is a name, known without making a string of it (most words of a file are names).
  */
-const WORD_SHAPES = new Uint8Array(11 * 128);
-for (const word of [...RESERVED, ...CONTEXTUAL, 'require']) WORD_SHAPES[word.length * 128 + word.charCodeAt(0)] = 1;
+const WORD_LIST = [...new Set([...RESERVED, ...CONTEXTUAL, 'require'])];
+const F_RESERVED = 1;
+const F_CONTEXTUAL = 2;
+const F_VALUE = 4;
+const F_STARTER = 8;
+const WORD_FLAGS = WORD_LIST.map((word) => (RESERVED.has(word) ? F_RESERVED : 0) | (CONTEXTUAL.has(word) ? F_CONTEXTUAL : 0) | (VALUE_WORDS.has(word) ? F_VALUE : 0) | (STARTERS.has(word) ? F_STARTER : 0));
+const WORDS_BY_SHAPE: Array<number[] | undefined> = [];
+WORD_LIST.forEach((word, index) => (WORDS_BY_SHAPE[word.length * 128 + word.charCodeAt(0)] ??= []).push(index));
+
+/** Which of WORD_LIST the word at [start, end) is, or -1: compared by character, no string made. */
+function wordAt(text: string, start: number, end: number, first: number): number {
+  const length = end - start;
+  if (length > 10 || first > 127) return -1;
+  const candidates = WORDS_BY_SHAPE[length * 128 + first];
+  if (candidates === undefined) return -1;
+  search: for (const index of candidates) {
+    const word = WORD_LIST[index] as string;
+    for (let k = 1; k < length; k++) if (word.charCodeAt(k) !== text.charCodeAt(start + k)) continue search;
+    return index;
+  }
+  return -1;
+}
 /** What a word that is surely a name reads as: no keyword set holds it. */
 const NAME = ' ';
 
@@ -248,16 +268,17 @@ export class Tokenizer {
       while (j < this.n && isIdentPart(text.charCodeAt(j))) j++;
       if (j < this.n && text.charCodeAt(j) === 92) throw new Unsure('escape in an identifier');
       if (c === 35 && j === start + 1) throw new Unsure('a lone #');
-      const length = j - start;
-      const word = length <= 10 && WORD_SHAPES[length * 128 + c] === 1 ? text.slice(start, j) : NAME;
+      const index = wordAt(text, start, j, c);
+      const word = index < 0 ? NAME : (WORD_LIST[index] as string);
+      const flags = index < 0 ? 0 : (WORD_FLAGS[index] as number);
       this.i = j;
       this.settle(c === 35 ? 4 : 1, word, sameLine);
-      this.beforeToken(start, word);
+      this.beforeToken(start, word, flags);
       const afterDot = this.prevIsDot;
       if (afterDot || c === 35) {
         this.addName(start, j);
         this.setPrev(P_VALUE, '');
-      } else if (RESERVED.has(word)) {
+      } else if (flags & F_RESERVED) {
         if (word === 'import' && this.stack.length === 0) {
           this.skipTrivia();
           const next = text.charCodeAt(this.i);
@@ -269,8 +290,8 @@ export class Tokenizer {
           if (text.charCodeAt(this.i) === 46) this.current.module = true;
           this.newlineBefore = false;
         } else if (word === 'export' && this.stack.length === 0) this.current.module = true;
-        this.setPrev(VALUE_WORDS.has(word) ? P_VALUE : P_KEYWORD, word);
-      } else if (CONTEXTUAL.has(word)) {
+        this.setPrev(flags & F_VALUE ? P_VALUE : P_KEYWORD, word);
+      } else if (flags & F_CONTEXTUAL) {
         this.pendingWord = word;
         this.pendingStart = start;
         this.setPrev(P_VALUE, word);
@@ -284,7 +305,7 @@ export class Tokenizer {
     }
 
     this.settle(c === 39 || c === 34 ? 2 : c === 123 ? 3 : 0, '', sameLine);
-    this.beforeToken(start, '');
+    this.beforeToken(start, '', 0);
 
     if (c === 39 || c === 34) {
       const j = this.stringEnd(start, c);
@@ -444,7 +465,7 @@ export class Tokenizer {
   private escaped = false;
 
   /** Bookkeeping before any token: settle `async (...)`, and decide a chunk boundary. */
-  private beforeToken(start: number, word: string): void {
+  private beforeToken(start: number, word: string, flags: number): void {
     const { text } = this;
     if (this.asyncParenChunk >= 0) {
       // `async (...) =>` is an arrow: `async` was a keyword; `async (...)` anything else was a call.
@@ -457,7 +478,7 @@ export class Tokenizer {
     // (automatic semicolon insertion). Not after a contextual word (`x as\nconst` goes on), nor
     // before a reserved word that continues a statement (`else`, `while` of `do`, `catch`, `in`).
     const endsStatement = this.prev === P_BRACE || (this.prev === P_VALUE && !this.prevIsDot && !CONTEXTUAL.has(this.prevWord));
-    if (endsStatement && (STARTERS.has(word) || !RESERVED.has(word))) this.boundaryBefore(start);
+    if (endsStatement && (flags & F_STARTER || !(flags & F_RESERVED))) this.boundaryBefore(start);
   }
 
   private boundaryBefore(start: number): void {
