@@ -43,6 +43,8 @@ const STARTERS = new Set(['import', 'export', 'const', 'let', 'var', 'function',
 /** Words before a parenthesis that make it a statement's head: `if (x) /re/` is a regular expression. */
 const CONTROL_WORDS = new Set(['if', 'while', 'for', 'with']);
 
+let sharedSpans = new Int32Array(1 << 14);
+
 /** Thrown by the tokenizer when it cannot be sure: the file is parsed whole. */
 class Unsure extends Error {}
 
@@ -75,7 +77,10 @@ interface Chunk {
 }
 
 const isIdentStart = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 36 || c > 127;
-const isIdentPart = (c: number) => isIdentStart(c) || (c >= 48 && c <= 57);
+/** ASCII characters that go on a word (letters, digits, `_`, `$`); anything past ASCII does too. */
+const IDENT_PART = new Uint8Array(128);
+for (let c = 0; c < 128; c++) IDENT_PART[c] = isIdentStart(c) || (c >= 48 && c <= 57) ? 1 : 0;
+const isIdentPart = (c: number) => c > 127 || IDENT_PART[c] === 1;
 const isLineBreak = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
 
 /** Cooked text of a string literal's or template part's raw text (only the escapes that change it). */
@@ -106,7 +111,8 @@ const F_RESERVED = 1;
 const F_CONTEXTUAL = 2;
 const F_VALUE = 4;
 const F_STARTER = 8;
-const WORD_FLAGS = WORD_LIST.map((word) => (RESERVED.has(word) ? F_RESERVED : 0) | (CONTEXTUAL.has(word) ? F_CONTEXTUAL : 0) | (VALUE_WORDS.has(word) ? F_VALUE : 0) | (STARTERS.has(word) ? F_STARTER : 0));
+const F_CONTROL = 16;
+const WORD_FLAGS = WORD_LIST.map((word) => (RESERVED.has(word) ? F_RESERVED : 0) | (CONTEXTUAL.has(word) ? F_CONTEXTUAL : 0) | (VALUE_WORDS.has(word) ? F_VALUE : 0) | (STARTERS.has(word) ? F_STARTER : 0) | (CONTROL_WORDS.has(word) ? F_CONTROL : 0));
 const WORDS_BY_SHAPE: Array<number[] | undefined> = [];
 WORD_LIST.forEach((word, index) => (WORDS_BY_SHAPE[word.length * 128 + word.charCodeAt(0)] ??= []).push(index));
 
@@ -131,6 +137,7 @@ export class Tokenizer {
   private readonly n: number;
   private prev = P_NONE;
   private prevWord = ''; // the previous token when it is a word, else ''
+  private prevFlags = 0; // its F_ flags when it is a reserved word (read only then)
   private prevPrevWord = ''; // the word before a `(` that is the previous token
   private prevIsOpenParen = false;
   private prevIsDot = false;
@@ -146,8 +153,8 @@ export class Tokenizer {
   private asyncParenChunk = -1;
   readonly chunks: Chunk[] = [];
   private current: Chunk;
-  /** Name spans, [start, end) pairs, in source order. */
-  spans = new Int32Array(1024);
+  /** Name spans, [start, end) pairs, in source order (one buffer for every file: a file is read at a time). */
+  spans = sharedSpans;
   spanCount = 0;
   /** Positions of TRIGGER_TEXT in the whole text; strings are read in order, so one cursor walks it. */
   private readonly triggers: number[] = [];
@@ -174,6 +181,7 @@ export class Tokenizer {
       const grown = new Int32Array(this.spans.length * 2);
       grown.set(this.spans);
       this.spans = grown;
+      sharedSpans = grown;
     }
     this.spans[this.spanCount * 2] = start;
     this.spans[this.spanCount * 2 + 1] = end;
@@ -218,23 +226,34 @@ export class Tokenizer {
 
   private skipTrivia(): void {
     const { text, n } = this;
-    this.newlineBefore = false;
-    while (this.i < n) {
-      const c = text.charCodeAt(this.i);
-      if (c === 32 || c === 9 || c === 11 || c === 12 || c === 0xfeff || c === 0xa0) this.i++;
-      else if (isLineBreak(c)) {
-        this.newlineBefore = true;
-        this.i++;
-      } else if (c === 47 && text.charCodeAt(this.i + 1) === 47) {
-        while (this.i < n && !isLineBreak(text.charCodeAt(this.i))) this.i++;
-      } else if (c === 47 && text.charCodeAt(this.i + 1) === 42) {
-        const close = text.indexOf('*/', this.i + 2);
-        if (close < 0) throw new Unsure('unclosed comment');
-        for (let k = this.i; k < close; k++) if (isLineBreak(text.charCodeAt(k))) this.newlineBefore = true;
-        this.i = close + 2;
-      } else if (c > 127 && /\s/.test(text.charAt(this.i))) this.i++;
+    let i = this.i;
+    let newline = false;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 9) i++;
+      else if (c === 10 || c === 13) {
+        newline = true;
+        i++;
+      } else if (c === 47) {
+        const next = text.charCodeAt(i + 1);
+        if (next === 47) {
+          i += 2;
+          while (i < n && !isLineBreak(text.charCodeAt(i))) i++;
+        } else if (next === 42) {
+          const close = text.indexOf('*/', i + 2);
+          if (close < 0) throw new Unsure('unclosed comment');
+          for (let k = i; k < close; k++) if (isLineBreak(text.charCodeAt(k))) newline = true;
+          i = close + 2;
+        } else break;
+      } else if (c === 11 || c === 12 || c === 0xfeff || c === 0xa0) i++;
+      else if (c === 0x2028 || c === 0x2029) {
+        newline = true;
+        i++;
+      } else if (c > 127 && /\s/.test(text.charAt(i))) i++;
       else break;
     }
+    this.i = i;
+    this.newlineBefore = newline;
   }
 
   /** Settles a contextual word read before the token now starting: keyword or name. */
@@ -264,9 +283,10 @@ export class Tokenizer {
     // A word: a name, a keyword, or a contextual word.
     if (isIdentStart(c) || c === 92 /* \ */ || c === 35 /* # */) {
       if (c === 92) throw new Unsure('escape in an identifier');
+      const n = this.n;
       let j = start + 1;
-      while (j < this.n && isIdentPart(text.charCodeAt(j))) j++;
-      if (j < this.n && text.charCodeAt(j) === 92) throw new Unsure('escape in an identifier');
+      while (j < n && isIdentPart(text.charCodeAt(j))) j++;
+      if (j < n && text.charCodeAt(j) === 92) throw new Unsure('escape in an identifier');
       if (c === 35 && j === start + 1) throw new Unsure('a lone #');
       const index = wordAt(text, start, j, c);
       const word = index < 0 ? NAME : (WORD_LIST[index] as string);
@@ -291,6 +311,7 @@ export class Tokenizer {
           this.newlineBefore = false;
         } else if (word === 'export' && this.stack.length === 0) this.current.module = true;
         this.setPrev(flags & F_VALUE ? P_VALUE : P_KEYWORD, word);
+        this.prevFlags = flags;
       } else if (flags & F_CONTEXTUAL) {
         this.pendingWord = word;
         this.pendingStart = start;
@@ -352,7 +373,7 @@ export class Tokenizer {
     switch (c) {
       case 40: {
         // (
-        this.parenControl.push(this.prev === P_KEYWORD && (CONTROL_WORDS.has(this.prevWord) || (this.prevWord === 'await' && this.prevPrevWord === 'for')));
+        this.parenControl.push(this.prev === P_KEYWORD && ((this.prevFlags & F_CONTROL) !== 0 || (this.prevWord === 'await' && this.prevPrevWord === 'for')));
         this.parenAsync.push(this.prevWord === 'async' && this.pendingAsyncIsThis ? this.chunkIndex : undefined);
         this.pendingAsyncIsThis = false;
         this.stack.push(B_PAREN);
@@ -488,6 +509,7 @@ export class Tokenizer {
 
   /** Called when a token starts: settles a pending contextual word. */
   private settle(kind: number, word: string, sameLine: boolean): void {
+    if (this.pendingWord === undefined) return;
     const wasAsync = this.pendingWord === 'async';
     if (this.pendingWord !== undefined) {
       if (wasAsync && kind === 0 && sameLine && this.text.charCodeAt(this.i) === 40) {

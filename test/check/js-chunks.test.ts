@@ -1,0 +1,104 @@
+// The chunked parse of JS/TS (js-chunks.ts): only the statements that can matter are parsed, the
+// rest blanked. Findings must be exactly those of a whole-file parse, at the same lines and columns.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { REPO_ROOT } from '../helpers/processes.js';
+import { copyFixtures } from './harness.js';
+
+// Internal modules of proc-leash-check, not part of its exports: loaded from its build.
+type Parsing = 'auto' | 'whole' | 'chunks';
+const { analyseJs } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/js-rules.js')).href)) as {
+  analyseJs(text: string, path: string, root?: string, parsing?: Parsing): unknown[];
+};
+const { relevantText } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/js-chunks.js')).href)) as {
+  relevantText(text: string, path: string, minBlankedShare?: number): string | undefined;
+};
+
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/;
+
+test('chunked and whole-file analysis report the same findings on every JS/TS fixture', () => {
+  let compared = 0;
+  for (const suite of ['js', 'js-chunks']) {
+    const fixtures = copyFixtures(suite);
+    try {
+      for (const file of fixtures.files) {
+        const text = readFileSync(join(fixtures.dir, file), 'utf8');
+        const chunked = analyseJs(text, join(fixtures.dir, file), fixtures.dir, 'chunks');
+        const whole = analyseJs(text, join(fixtures.dir, file), fixtures.dir, 'whole');
+        assert.deepEqual(chunked, whole, `${suite}/${file}`);
+        compared++;
+      }
+    } finally {
+      fixtures.remove();
+    }
+  }
+  assert.ok(compared >= 25, `${compared} files compared`);
+});
+
+test('the chunker-edge fixtures are parsed in chunks, lines and columns in place, unless they say why not', () => {
+  const fixtures = copyFixtures('js-chunks');
+  try {
+    let chunked = 0;
+    for (const file of fixtures.files) {
+      const text = readFileSync(join(fixtures.dir, file), 'utf8');
+      const reduced = relevantText(text, file, 0);
+      const whole = /^\/\/ parsed whole: /.test(text);
+      assert.equal(reduced === undefined, whole, `${file}: ${whole ? 'expected to be parsed whole' : 'expected to be chunked'}`);
+      if (reduced === undefined) continue;
+      chunked++;
+      assert.ok(reduced.replace(/\s/g, '').length < text.replace(/\s/g, '').length, `${file}: something is blanked`);
+      // Every line is there, with the same line breaks; a kept character is where it was.
+      const before = text.split(LINE_BREAK);
+      const after = reduced.split(LINE_BREAK);
+      assert.equal(after.length, before.length, `${file}: line count`);
+      assert.deepEqual(reduced.match(new RegExp(LINE_BREAK.source, 'g')), text.match(new RegExp(LINE_BREAK.source, 'g')), `${file}: line breaks`);
+      after.forEach((line, index) => {
+        for (let column = 0; column < line.length; column++) {
+          const c = line.charAt(column);
+          // A `;` may end a kept statement that a line break ended before.
+          if (c !== ' ' && c !== ';') assert.equal(c, before[index]?.charAt(column), `${file}:${index + 1}:${column + 1}`);
+        }
+      });
+    }
+    assert.ok(chunked >= 7, `${chunked} files chunked`);
+  } finally {
+    fixtures.remove();
+  }
+});
+
+test('what the tokenizer cannot be sure of is parsed whole', () => {
+  const spawnLine = "import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n";
+  const filler = 'export function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  assert.notEqual(relevantText(spawnLine + filler, 'a.mjs', 0), undefined, 'the plain case is chunked');
+  const unsure: Array<[string, string]> = [
+    ['JSX', `${spawnLine}${filler}export const b = () => <div>{1}</div>;\n`],
+    ['a `/` after `}`', `${spawnLine}${filler}const o = {}\n/x/g.test('a');\n`],
+    ['an unterminated string', `${spawnLine}${filler}const s = 'abc\n`],
+    ['an unclosed bracket', `${spawnLine}${filler}f(1;\n`],
+    ['an unterminated template', `${spawnLine}${filler}const t = \`a \${b}\n`],
+    ['an escape in a name', `${spawnLine}${filler}const \\u0061b = 1;\n`],
+    ['a top-level decorator', `${spawnLine}${filler}@sealed\nclass C {}\n`],
+  ];
+  for (const [what, text] of unsure) assert.equal(relevantText(text, what === 'a top-level decorator' ? 'a.ts' : 'a.mjs', 0), undefined, what);
+});
+
+test('a statement that only shares a name with a kept one is kept, and a statement of the same line stays in its column', () => {
+  const text = [
+    "import { spawn } from 'node:child_process';",
+    'const shared = { detached: true };',
+    'export function unrelated(a) { return a * 2; }',
+    'export function far() { return spawn("x", [], shared); }',
+    'export const alsoUnrelated = 3; export const near = spawn("y", [], shared);',
+  ].join('\n');
+  const reduced = relevantText(text, 'a.mjs', 0);
+  assert.ok(reduced !== undefined);
+  const lines = reduced.split('\n');
+  assert.equal(lines[2]?.trim(), '', 'the unrelated function is blanked');
+  assert.equal(lines[3], 'export function far() { return spawn("x", [], shared); }');
+  assert.equal(lines[4], '                                export const near = spawn("y", [], shared);');
+  assert.deepEqual(analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks'), analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
+  assert.equal(analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks').length, 2);
+});
