@@ -628,7 +628,7 @@ export function relevantText(text: string, path: string, minBlankedShare = MIN_B
     if (error instanceof Unsure) return undefined;
     throw error;
   }
-  const keep = closure(text, chunks, tokenizer, minBlankedShare > 0 ? text.length * (1 - minBlankedShare) : text.length);
+  const keep = closure(text, chunks, tokenizer, minBlankedShare > 0 ? text.length * (1 - minBlankedShare) : text.length, /\.[cm]?tsx?$/i.test(path));
   if (!keep || keep.every(Boolean)) return undefined;
   return blankExcept(text, chunks, keep);
 }
@@ -650,11 +650,26 @@ function chunkAt(chunks: Chunk[], at: number): number {
 const escapeName = (name: string) => name.replace(/\$/g, '\\$');
 
 /**
+ * TypeScript's primitive type names: in a .ts file nearly every chunk names one in an annotation,
+ * and following them would keep everything. They are followed only where the file may bind one
+ * as a value (`const number = ...`, `{ a: string } = x`, `import { x as string }`, `o.string = `);
+ * a name nothing binds is never looked up by the analyser, so it links nothing.
+ */
+const TYPE_WORDS = new Set(['string', 'number', 'boolean', 'any', 'unknown', 'never', 'object', 'symbol', 'bigint']);
+function mayBindTypeWord(text: string, word: string): boolean {
+  const binding = new RegExp(
+    `(?:\\b(?:const|let|var|using|function|class|import|catch\\s*\\(|assign\\s*\\()\\s*|[,{[]\\s*|\\.\\s*|\\.\\.\\.\\s*)${word}\\b` +
+      `|(?<![:|&]\\s*)\\b${word}\\s*=(?![=>])|\\bas\\s+${word}\\s*[,}]|\\b(?:const|let|var)\\s*[{[][^}=]*:\\s*${word}\\b`,
+  );
+  return binding.test(text);
+}
+
+/**
  * The chunks to keep. Names are followed a round at a time: the new names of the chunks kept so
  * far are searched for in the whole text at once (a regular expression of them), and every chunk
  * holding one is kept. A match in a string or a comment keeps a chunk for nothing, never wrongly.
  */
-function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: number): boolean[] | undefined {
+function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: number, typeScript: boolean): boolean[] | undefined {
   const keep = chunks.map(() => false);
   let kept = 0;
   let fresh: number[] = [];
@@ -677,7 +692,7 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
         const name = text.slice(tokenizer.spans[k * 2], tokenizer.spans[k * 2 + 1]);
         if (!followed.has(name)) {
           followed.add(name);
-          names.push(escapeName(name));
+          if (!(typeScript && TYPE_WORDS.has(name) && !mayBindTypeWord(text, name))) names.push(escapeName(name));
         }
       }
       if (chunk.asyncIsName && !followed.has('async')) {
