@@ -103,3 +103,21 @@ test('a statement that only shares a name with a kept one is kept, and a stateme
   assert.deepEqual(analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks'), analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
   assert.equal(analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks').length, 2);
 });
+
+test('the first statement with module syntax is kept, so that a file stays a module (or a script)', () => {
+  const filler = 'function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  const unref = 'setTimeout(() => {}, 1).unref();\n';
+  // Module syntax only in an unrelated statement: blanking it would make a .js file a script,
+  // where sloppy-mode syntax is no parse error.
+  const module = `${filler}export const version = 1;\n${filler}${unref}`;
+  const reduced = relevantText(module, 'a.js', 0);
+  assert.ok(reduced?.includes('export const version = 1;'), reduced);
+  // A TypeScript namespace alias is no module syntax: the export after it is what is kept.
+  const alias = `import A = N.b;\n${filler}export const version = 1;\n${filler}${unref}`;
+  assert.ok(relevantText(alias, 'a.ts', 0)?.includes('export const version = 1;'));
+  const script = `${filler}${unref}`;
+  assert.ok(!relevantText(script, 'a.js', 0)?.includes('function f'));
+  const sloppy = `${filler}export const version = 1;\n${filler}setTimeout(() => 0777, 1).unref();\n`;
+  assert.deepEqual(analyseJs(sloppy, 'a.js', REPO_ROOT, 'chunks'), analyseJs(sloppy, 'a.js', REPO_ROOT, 'whole'));
+  assert.equal((analyseJs(sloppy, 'a.js', REPO_ROOT, 'chunks') as Array<{ rule: string }>)[0]?.rule, 'parse-error');
+});

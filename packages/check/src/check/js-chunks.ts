@@ -647,6 +647,8 @@ function chunkAt(chunks: Chunk[], at: number): number {
   return -1;
 }
 
+const NAMESPACE_ALIAS = /^import\s+(?:type\s+)?[\w$]+\s*=\s*(?!require\s*\()/;
+
 const escapeName = (name: string) => name.replace(/\$/g, '\\$');
 
 /**
@@ -711,7 +713,8 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
   chunks.forEach((chunk, index) => {
     if (chunk.binds) keep[index] = true;
   });
-  const firstModule = chunks.findIndex((chunk) => chunk.module);
+  // `import a = N.b` (a TypeScript namespace alias) is no module syntax: the first chunk that is.
+  const firstModule = chunks.findIndex((chunk) => chunk.module && !NAMESPACE_ALIAS.test(text.slice(chunk.start, chunk.end)));
   if (firstModule >= 0 && !chunks.some((chunk, index) => keep[index] && chunk.module)) keep[firstModule] = true;
   return keep;
 }
