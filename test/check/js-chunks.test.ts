@@ -121,3 +121,13 @@ test('the first statement with module syntax is kept, so that a file stays a mod
   assert.deepEqual(analyseJs(sloppy, 'a.js', REPO_ROOT, 'chunks'), analyseJs(sloppy, 'a.js', REPO_ROOT, 'whole'));
   assert.equal((analyseJs(sloppy, 'a.js', REPO_ROOT, 'chunks') as Array<{ rule: string }>)[0]?.rule, 'parse-error');
 });
+
+test('a statement binding a spawn module is kept even when nothing kept names it', () => {
+  // Whether anything is bound decides whether a loose `detached` is looked at at all.
+  const filler = 'function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  const text = `import { exec } from 'node:child_process';\n${filler}launch({ detached: true, stdio: 'ignore' });\n${filler}`;
+  const chunked = analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks') as Array<{ rule: string }>;
+  assert.deepEqual(chunked, analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
+  assert.deepEqual(chunked.map((f) => f.rule), ['js-detached-literal']);
+  assert.ok(relevantText(text, 'a.mjs', 0)?.startsWith("import { exec } from 'node:child_process';"));
+});
