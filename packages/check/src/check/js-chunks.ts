@@ -269,6 +269,53 @@ export class Tokenizer {
 
   private lastEndBefore = 0;
 
+  /** `import`/`export` at the top level, or `import.meta` anywhere: module syntax. */
+  private moduleKeyword(word: string): void {
+    if (word === 'export') {
+      if (this.stack.length === 0) this.current.module = true;
+      return;
+    }
+    this.skipTrivia();
+    const next = this.text.charCodeAt(this.i);
+    // `import.meta` anywhere; `import x`, `import {`, `import '...'` at the top level; not `import(...)`.
+    if (next === 46 || (next !== 40 && this.stack.length === 0)) this.current.module = true;
+    this.newlineBefore = false;
+  }
+
+  private word(start: number, c: number, sameLine: boolean): void {
+    const { text } = this;
+    if (c === 92) throw new Unsure('escape in an identifier');
+    const n = this.n;
+    let j = start + 1;
+    while (j < n && isIdentPart(text.charCodeAt(j))) j++;
+    if (j < n && text.charCodeAt(j) === 92) throw new Unsure('escape in an identifier');
+    if (c === 35 && j === start + 1) throw new Unsure('a lone #');
+    const index = wordAt(text, start, j, c);
+    const word = index < 0 ? NAME : (WORD_LIST[index] as string);
+    const flags = index < 0 ? 0 : (WORD_FLAGS[index] as number);
+    this.i = j;
+    this.settle(c === 35 ? 4 : 1, word, sameLine);
+    this.beforeToken(start, word, flags);
+    const afterDot = this.prevIsDot;
+    if (afterDot || c === 35) {
+      this.addName(start, j);
+      this.setPrev(P_VALUE, '');
+    } else if (flags & F_RESERVED) {
+      if (word === 'import' || word === 'export') this.moduleKeyword(word);
+      this.setPrev(flags & F_VALUE ? P_VALUE : P_KEYWORD, word);
+      this.prevFlags = flags;
+    } else if (flags & F_CONTEXTUAL) {
+      this.pendingWord = word;
+      this.pendingStart = start;
+      this.setPrev(P_VALUE, word);
+    } else {
+      if (!(word === 'require' && this.peekOpenParen())) this.addName(start, j);
+      this.setPrev(P_VALUE, word);
+    }
+    this.current.end = j;
+    this.lastEndBefore = j;
+  }
+
   private token(): void {
     const { text } = this;
     const start = this.i;
@@ -282,46 +329,7 @@ export class Tokenizer {
 
     // A word: a name, a keyword, or a contextual word.
     if (isIdentStart(c) || c === 92 /* \ */ || c === 35 /* # */) {
-      if (c === 92) throw new Unsure('escape in an identifier');
-      const n = this.n;
-      let j = start + 1;
-      while (j < n && isIdentPart(text.charCodeAt(j))) j++;
-      if (j < n && text.charCodeAt(j) === 92) throw new Unsure('escape in an identifier');
-      if (c === 35 && j === start + 1) throw new Unsure('a lone #');
-      const index = wordAt(text, start, j, c);
-      const word = index < 0 ? NAME : (WORD_LIST[index] as string);
-      const flags = index < 0 ? 0 : (WORD_FLAGS[index] as number);
-      this.i = j;
-      this.settle(c === 35 ? 4 : 1, word, sameLine);
-      this.beforeToken(start, word, flags);
-      const afterDot = this.prevIsDot;
-      if (afterDot || c === 35) {
-        this.addName(start, j);
-        this.setPrev(P_VALUE, '');
-      } else if (flags & F_RESERVED) {
-        if (word === 'import' && this.stack.length === 0) {
-          this.skipTrivia();
-          const next = text.charCodeAt(this.i);
-          if (next === 46 /* . */) this.current.module = true; // import.meta
-          else if (next !== 40 /* ( */) this.current.module = true;
-          this.newlineBefore = false;
-        } else if (word === 'import') {
-          this.skipTrivia();
-          if (text.charCodeAt(this.i) === 46) this.current.module = true;
-          this.newlineBefore = false;
-        } else if (word === 'export' && this.stack.length === 0) this.current.module = true;
-        this.setPrev(flags & F_VALUE ? P_VALUE : P_KEYWORD, word);
-        this.prevFlags = flags;
-      } else if (flags & F_CONTEXTUAL) {
-        this.pendingWord = word;
-        this.pendingStart = start;
-        this.setPrev(P_VALUE, word);
-      } else {
-        if (!(word === 'require' && this.peekOpenParen())) this.addName(start, j);
-        this.setPrev(P_VALUE, word);
-      }
-      this.current.end = j;
-      this.lastEndBefore = j;
+      this.word(start, c, sameLine);
       return;
     }
 
@@ -329,15 +337,7 @@ export class Tokenizer {
     this.beforeToken(start, '', 0);
 
     if (c === 39 || c === 34) {
-      const j = this.stringEnd(start, c);
-      if (this.triggerIn(start + 1, j - 1, this.escaped)) this.current.seed = true;
-      // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
-      if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
-        const value = cook(text.slice(start + 1, j - 1));
-        if (SPAWN_SPECIFIERS.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
-      }
-      this.i = j;
-      this.finish(j, P_VALUE);
+      this.stringToken(start, c);
       return;
     }
     if (c === 96 /* ` */) {
@@ -345,16 +345,8 @@ export class Tokenizer {
       this.templatePart();
       return;
     }
-    if (c >= 48 && c <= 57 || (c === 46 && text.charCodeAt(start + 1) >= 48 && text.charCodeAt(start + 1) <= 57)) {
-      let j = start + 1;
-      for (;;) {
-        const d = text.charCodeAt(j);
-        if (isIdentPart(d) || d === 46) j++;
-        else if ((d === 43 || d === 45) && (text.charCodeAt(j - 1) | 32) === 101 && !(c === 48 && (text.charCodeAt(start + 1) | 32) === 120)) j++;
-        else break;
-      }
-      this.i = j;
-      this.finish(j, P_VALUE);
+    if ((c >= 48 && c <= 57) || (c === 46 && text.charCodeAt(start + 1) >= 48 && text.charCodeAt(start + 1) <= 57)) {
+      this.numberToken(start, c);
       return;
     }
     if (c === 47 /* / */) {
@@ -370,6 +362,37 @@ export class Tokenizer {
       this.finish(this.i, P_VALUE);
       return;
     }
+    this.punctuator(start, c, sameLine);
+  }
+
+  private stringToken(start: number, quote: number): void {
+    const j = this.stringEnd(start, quote);
+    if (this.triggerIn(start + 1, j - 1, this.escaped)) this.current.seed = true;
+    // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
+    if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
+      const value = cook(this.text.slice(start + 1, j - 1));
+      if (SPAWN_SPECIFIERS.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
+    }
+    this.i = j;
+    this.finish(j, P_VALUE);
+  }
+
+  private numberToken(start: number, c: number): void {
+    const { text } = this;
+    let j = start + 1;
+    for (;;) {
+      const d = text.charCodeAt(j);
+      if (isIdentPart(d) || d === 46) j++;
+      // An exponent's sign (`1e-7`), not in a hexadecimal number (`0x1e-7` subtracts).
+      else if ((d === 43 || d === 45) && (text.charCodeAt(j - 1) | 32) === 101 && !(c === 48 && (text.charCodeAt(start + 1) | 32) === 120)) j++;
+      else break;
+    }
+    this.i = j;
+    this.finish(j, P_VALUE);
+  }
+
+  private punctuator(start: number, c: number, sameLine: boolean): void {
+    const { text } = this;
     switch (c) {
       case 40: {
         // (
