@@ -73,6 +73,8 @@ test('what the tokenizer cannot be sure of is parsed whole', () => {
   const spawnLine = "import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n";
   const filler = 'export function f(a) {\n  return a + 1;\n}\n'.repeat(5);
   assert.notEqual(relevantText(spawnLine + filler, 'a.mjs', 0), undefined, 'the plain case is chunked');
+  // Shifts and comparisons after a value are operators, not JSX.
+  assert.notEqual(relevantText(`${spawnLine}${filler}const budget = 1 << 18, small = budget <= 2, mask = budget <<= 1;\n`, 'a.jsx', 0), undefined, 'a shift');
   const unsure: Array<[string, string]> = [
     ['JSX', `${spawnLine}${filler}export const b = () => <div>{1}</div>;\n`],
     ['a `/` after `}`', `${spawnLine}${filler}const o = {}\n/x/g.test('a');\n`],

@@ -477,8 +477,16 @@ export class Tokenizer {
         this.finish(this.i, P_NONE);
         return;
       case 60: // <
-        if (this.jsx && this.prev !== P_VALUE) throw new Unsure('JSX');
         if (text.startsWith('<!--', start)) throw new Unsure('an HTML comment');
+        if (this.prev === P_VALUE) {
+          // An operator after a value, read whole: `<<`, `<=`, `<<=` (the second `<` of `a << b` is no JSX).
+          let j = start + 1;
+          while (text.charCodeAt(j) === 60 || text.charCodeAt(j) === 61) j++;
+          this.i = j;
+          this.finish(j, P_NONE);
+          return;
+        }
+        if (this.jsx) throw new Unsure('JSX');
         break;
       case 46: // . ?. ...
         if (text.startsWith('...', start)) {
