@@ -133,3 +133,31 @@ test('a statement binding a spawn module is kept even when nothing kept names it
   assert.deepEqual(chunked.map((f) => f.rule), ['js-detached-literal']);
   assert.ok(relevantText(text, 'a.mjs', 0)?.startsWith("import { exec } from 'node:child_process';"));
 });
+
+test('member names link where the analyser compares them: under `this.`, by a string or number, and where assigned', () => {
+  const filler = (n: number) => `export function filler${n}(list) {\n  return list.map((item) => item.length).filter(Boolean);\n}\n`;
+  const text = [
+    // Each pair is linked by its member only: three spawn functions imported apart, no other name shared.
+    "import { spawn } from 'node:child_process';",
+    "import { fork } from 'node:child_process';",
+    "import { execFile } from 'node:child_process';",
+    filler(1),
+    "export class StartsA { a() { this.proc = spawn('one', []); } }",
+    "export class StartsB { b() { this['named'] = fork('two'); } }",
+    "export class StartsC { c() { this[0] = execFile('three'); } }",
+    filler(2),
+    'export class StopsA { x() { this.proc.unref(); } }',
+    "export class StopsB { y() { this['named'].unref(); } }",
+    'export class StopsC { z() { this[0].unref(); } }',
+    filler(3),
+    'settings.cfg = { detached: true };',
+    filler(4),
+    'export function go(cfg) { return runTool(cfg); }',
+    filler(5),
+  ].join('\n');
+  const chunked = analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks') as Array<{ rule: string; line: number }>;
+  assert.deepEqual(chunked, analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
+  assert.deepEqual(chunked.map((f) => `${f.line} ${f.rule}`), ['15 js-unref-child', '16 js-unref-child', '17 js-unref-child', '22 js-detached-literal']);
+  const reduced = relevantText(text, 'a.mjs', 0) ?? '';
+  assert.ok(!reduced.includes('filler'), 'the fillers, sharing only `.length` and `.map` with the rest, are blanked');
+});

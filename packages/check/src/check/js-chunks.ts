@@ -145,6 +145,9 @@ export class Tokenizer {
   private prevPrevWord = ''; // the word before a `(` that is the previous token
   private prevIsOpenParen = false;
   private prevIsDot = false;
+  private prevIsOpenBracket = false;
+  /** The `.` before a member came after `this`, `super` or `import`. */
+  private dotAfterKeyword = false;
   private newlineBefore = false;
   private readonly stack: number[] = [];
   /** For each open `(`: whether it is a statement head, and whether `async` came right before it. */
@@ -318,7 +321,11 @@ export class Tokenizer {
     this.beforeToken(start, word, flags);
     const afterDot = this.prevIsDot;
     if (afterDot || c === 35) {
-      this.addName(start, j);
+      // A member name links chunks only where the analyser compares it across statements: under
+      // `this.` (or `super.`), whose object is no name (`this.proc = spawn()` ... `this.proc.unref()`),
+      // and where it is assigned (`o.opts = {...}` is looked up by the name `opts`). Elsewhere its
+      // object's name links already: `state.child` goes with `state`.
+      if (c === 35 || this.dotAfterKeyword || this.assignmentFollows(j)) this.addName(start, j);
       this.setPrev(P_VALUE, '');
     } else if (flags & F_RESERVED) {
       if (word === 'import' || word === 'export') this.moduleKeyword(word);
@@ -361,7 +368,7 @@ export class Tokenizer {
     }
     if (c === 96 /* ` */) {
       this.i = start + 1;
-      this.templatePart();
+      this.templatePart(this.prevIsOpenBracket);
       return;
     }
     if ((c >= 48 && c <= 57) || (c === 46 && text.charCodeAt(start + 1) >= 48 && text.charCodeAt(start + 1) <= 57)) {
@@ -386,6 +393,8 @@ export class Tokenizer {
 
   private stringToken(start: number, quote: number): void {
     const j = this.stringEnd(start, quote);
+    // `this['proc']`, `o['opts'] = ...`: a member named by a string is a name like `.proc`.
+    if (this.prevIsOpenBracket) this.addName(start + 1, j - 1);
     if (this.triggerIn(start + 1, j - 1, this.escaped)) this.current.seed = true;
     // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
     if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
@@ -398,6 +407,7 @@ export class Tokenizer {
 
   private numberToken(start: number, c: number): void {
     const { text } = this;
+    const member = this.prevIsOpenBracket; // `this[0]`: a member named by a number
     let j = start + 1;
     for (;;) {
       const d = text.charCodeAt(j);
@@ -406,6 +416,7 @@ export class Tokenizer {
       else if ((d === 43 || d === 45) && (text.charCodeAt(j - 1) | 32) === 101 && !(c === 48 && (text.charCodeAt(start + 1) | 32) === 120)) j++;
       else break;
     }
+    if (member) this.addName(start, j);
     this.i = j;
     this.finish(j, P_VALUE);
   }
@@ -439,6 +450,7 @@ export class Tokenizer {
         this.stack.push(B_BRACKET);
         this.i++;
         this.finish(this.i, P_NONE);
+        this.prevIsOpenBracket = true;
         return;
       case 93:
         if (this.stack.pop() !== B_BRACKET) throw new Unsure('unbalanced ]');
@@ -494,12 +506,14 @@ export class Tokenizer {
           this.finish(this.i, P_NONE);
           return;
         }
+        this.dotAfterKeyword = this.prevWord === 'this' || this.prevWord === 'super' || this.prevWord === 'import' || this.prevWord === 'new';
         this.i++;
         this.finish(this.i, P_NONE);
         this.prevIsDot = true;
         return;
       case 63: // ?
         if (text.charCodeAt(start + 1) === 46 && !(text.charCodeAt(start + 2) >= 48 && text.charCodeAt(start + 2) <= 57)) {
+          this.dotAfterKeyword = this.prevWord === 'this' || this.prevWord === 'super';
           this.i += 2;
           this.finish(this.i, P_NONE);
           this.prevIsDot = true;
@@ -579,15 +593,35 @@ export class Tokenizer {
     this.prev = kind;
     this.prevWord = word;
     this.prevIsOpenParen = false;
+    this.prevIsOpenBracket = false;
     this.prevIsDot = false;
   }
 
   private finish(end: number, kind: number): void {
+    this.prevIsOpenBracket = false;
     this.prev = kind;
     this.prevWord = '';
     this.prevIsOpenParen = false;
     this.prevIsDot = false;
     this.lastEndBefore = end;
+  }
+
+  /** Whether a plain `=` (not `==`, `=>`) comes next after `at`, past blanks and comments. */
+  private assignmentFollows(at: number): boolean {
+    const { text, n } = this;
+    let k = at;
+    while (k < n) {
+      const c = text.charCodeAt(k);
+      if (c === 32 || c === 9 || isLineBreak(c)) k++;
+      else if (c === 47 && text.charCodeAt(k + 1) === 42) {
+        const close = text.indexOf('*/', k + 2);
+        if (close < 0) return true; // unclosed: the tokenizer gives up anyway
+        k = close + 2;
+      } else if (c === 47 && text.charCodeAt(k + 1) === 47) {
+        while (k < n && !isLineBreak(text.charCodeAt(k))) k++;
+      } else break;
+    }
+    return text.charCodeAt(k) === 61 && text.charCodeAt(k + 1) !== 61 && text.charCodeAt(k + 1) !== 62;
   }
 
   private peekOpenParen(): boolean {
@@ -612,7 +646,7 @@ export class Tokenizer {
   }
 
   /** Reads a template from just after its opening backtick or a substitution's `}`, up to its end or the next `${`. */
-  private templatePart(): void {
+  private templatePart(memberName = false): void {
     const { text, n } = this;
     const start = this.i;
     let escaped = false;
@@ -626,6 +660,7 @@ export class Tokenizer {
       if (c === 96 || (c === 36 && text.charCodeAt(j + 1) === 123)) {
         if (this.triggerIn(start, j, escaped)) this.current.seed = true;
         if (c === 96) {
+          if (memberName) this.addName(start, j); // this[`proc`]
           this.i = j + 1;
           this.finish(this.i, P_VALUE);
         } else {
@@ -698,7 +733,8 @@ function chunkAt(chunks: Chunk[], at: number): number {
 
 const NAMESPACE_ALIAS = /^import\s+(?:type\s+)?[\w$]+\s*=\s*(?!require\s*\()/;
 
-const escapeName = (name: string) => name.replace(/\$/g, '\\$');
+/** A name as a regular expression: a member named by a string (`this['a-b']`) may hold anything. */
+const escapeName = (name: string) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /**
  * TypeScript's primitive type names: in a .ts file nearly every chunk names one in an annotation,
@@ -715,10 +751,25 @@ function mayBindTypeWord(text: string, word: string): boolean {
   return binding.test(text);
 }
 
+/** Whether a name span of `chunk` starts at `at` (spans are in source order). */
+function isNameAt(tokenizer: Tokenizer, chunk: Chunk, at: number): boolean {
+  const { spans } = tokenizer;
+  let low = chunk.namesFrom;
+  let high = chunk.namesTo - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const start = spans[middle * 2] as number;
+    if (at < start) high = middle - 1;
+    else if (at > start) low = middle + 1;
+    else return true;
+  }
+  return false;
+}
+
 /**
  * The chunks to keep. Names are followed a round at a time: the new names of the chunks kept so
  * far are searched for in the whole text at once (a regular expression of them), and every chunk
- * holding one is kept. A match in a string or a comment keeps a chunk for nothing, never wrongly.
+ * where one is found at a name the tokenizer read is kept (a match in a comment or a string is not).
  */
 function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: number, typeScript: boolean): boolean[] | undefined {
   const keep = chunks.map(() => false);
@@ -741,7 +792,7 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
       const chunk = chunks[index] as Chunk;
       for (let k = chunk.namesFrom; k < chunk.namesTo; k++) {
         const name = text.slice(tokenizer.spans[k * 2], tokenizer.spans[k * 2 + 1]);
-        if (!followed.has(name)) {
+        if (name !== '' && !followed.has(name)) {
           followed.add(name);
           if (!(typeScript && TYPE_WORDS.has(name) && !mayBindTypeWord(text, name))) names.push(escapeName(name));
         }
@@ -754,7 +805,11 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
     fresh = [];
     if (names.length === 0) break;
     const pattern = new RegExp(`(?<![\\w$#])(?:${names.join('|')})(?![\\w$])`, 'g');
-    for (const match of text.matchAll(pattern)) add(chunkAt(chunks, match.index));
+    for (const match of text.matchAll(pattern)) {
+      const index = chunkAt(chunks, match.index);
+      // Only where the tokenizer read a name: not in a comment, a string, or a keyword's place.
+      if (index >= 0 && !keep[index] && (isNameAt(tokenizer, chunks[index] as Chunk, match.index) || (match[0] === 'async' && (chunks[index] as Chunk).asyncIsName))) add(index);
+    }
   }
   if (kept > maxKept) return undefined;
   // Kept for what they change about the whole file, not for their names: a chunk holding a name
