@@ -1,15 +1,16 @@
 // The part of a JS/TS file the analyser needs, so that the TypeScript parser reads only that.
 //
 // A small exact tokenizer cuts the file into top-level chunks (one or more whole statements) and
-// notes the names each chunk mentions. The chunks kept are a closure: every chunk holding a
-// trigger (a `detached`, an `unref`, a string that could be shell backgrounding), then every chunk
-// sharing a name with a kept one, to a fixpoint. The analyser follows data only through names, and
-// without scopes (a variable of one function is found from another by its name), so sharing a name
-// is the relation to close over. Chunks that bind a spawn module or a project module, and the
-// first chunk with module syntax, are kept as well: they change what the whole file means to the
-// analyser (whether anything is bound, whether the file is a script) even when nothing refers to
-// them. Everything else is blanked: line breaks kept, other characters dropped, except the spaces
-// that keep a kept chunk's columns, so that every reported line and column is unchanged.
+// notes the names each chunk mentions. The chunks kept are a closure: every chunk holding a trigger
+// (a `detached`, an `unref`, a string that could be shell backgrounding), then every chunk sharing
+// a name with a kept one, to a fixpoint. The analyser follows data only through names, and without
+// scopes (a variable of one function is found from another by its name), so sharing a name is the
+// relation to close over (a property name only where the analyser compares it across statements:
+// under `this.`, named by a string, assigned). Chunks that bind a spawn module or a project module,
+// and the first chunk with module syntax, are kept as well: they change what the whole file means
+// to the analyser (whether anything is bound, whether the file is a script) even when nothing
+// refers to them. Everything else is blanked: line breaks kept, other characters dropped, except
+// the spaces that keep a kept chunk's columns, so that every reported line and column is unchanged.
 //
 // Anything the tokenizer is unsure of (a lexical error, JSX, a `/` after `}`, a decorator at the
 // top level, an escape in an identifier) means "parse the whole file". A syntax error that only a
@@ -18,7 +19,7 @@
 
 const SPAWN_SPECIFIERS = new Set(['child_process', 'node:child_process', 'execa', 'cross-spawn', 'nano-spawn', 'tinyexec']);
 
-/** Reserved words: never a variable's name (as a member name, after a dot, they are names). */
+/** Reserved words: never a variable's name (after a dot they are member names). */
 const RESERVED = new Set([
   'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum',
   'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof', 'let', 'new', 'null',
@@ -136,7 +137,7 @@ function wordAt(text: string, start: number, end: number, first: number): number
 /** What a word that is surely a name reads as: no keyword set holds it. */
 const NAME = ' ';
 
-export class Tokenizer {
+class Tokenizer {
   private i = 0;
   private readonly n: number;
   private prev = P_NONE;
