@@ -19,6 +19,11 @@ import { fileURLToPath } from 'node:url';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 /** LEASH_CHECK_CLI measures another build (an older checkout, say) on the same trees. */
 const CLI = process.env.LEASH_CHECK_CLI ?? join(REPO, 'bin/leash.js');
+/**
+ * LEASH_CHECK_BASELINE_CLI: a second build measured side by side, its runs interleaved with this
+ * one's on the same trees, so that the neighbours' load falls on both alike.
+ */
+const BASELINE_CLI = process.env.LEASH_CHECK_BASELINE_CLI;
 const RUNS = 3;
 /** The reference checker: a behaviour seed, read at run time and never copied into this repository. */
 const REFERENCE_SEED = process.env.LEASH_REFERENCE_CHECKER ?? '/work/shared/seeds/002_63915fa2c0050667.txt';
@@ -132,27 +137,35 @@ interface Row {
   mbPerCpuSecond: number;
 }
 
-function measure(scenario: string, checker: string, tree: Tree, argv: string[], cwd: string, countFindings: (stdout: string) => number): Row {
-  const runs = Array.from({ length: RUNS }, () => timeRun(argv, cwd));
-  if (runs.some((r) => r.code !== 1)) throw new Error(`${scenario} / ${checker}: expected exit 1 (planted findings), got ${runs.map((r) => r.code).join(',')}`);
-  const wall = median(runs.map((r) => r.wallMs));
-  const cpu = median(runs.map((r) => r.cpuMs));
-  const mb = tree.bytes / 1e6;
-  return {
-    scenario,
-    checker,
-    files: tree.files,
-    megabytes: +mb.toFixed(2),
-    findings: countFindings((runs[0] as Timing).stdout),
-    medianWallMs: +wall.toFixed(0),
-    medianCpuMs: +cpu.toFixed(0),
-    mbPerWallSecond: +(mb / (wall / 1000)).toFixed(2),
-    mbPerCpuSecond: +(mb / (cpu / 1000)).toFixed(2),
-  };
+/** Measures each checker on one tree, their runs interleaved (A B A B ...), a row per checker. */
+function measure(scenario: string, tree: Tree, checkers: Array<{ checker: string; argv: string[]; cwd: string; countFindings: (stdout: string) => number }>): Row[] {
+  const runs = checkers.map((): Timing[] => []);
+  for (let run = 0; run < RUNS; run++) checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
+  return checkers.map((c, i) => {
+    const mine = runs[i] as Timing[];
+    if (mine.some((r) => r.code !== 1)) throw new Error(`${scenario} / ${c.checker}: expected exit 1 (planted findings), got ${mine.map((r) => r.code).join(',')}`);
+    const wall = median(mine.map((r) => r.wallMs));
+    const cpu = median(mine.map((r) => r.cpuMs));
+    const mb = tree.bytes / 1e6;
+    return {
+      scenario,
+      checker: c.checker,
+      files: tree.files,
+      megabytes: +mb.toFixed(2),
+      findings: c.countFindings((mine[0] as Timing).stdout),
+      medianWallMs: +wall.toFixed(0),
+      medianCpuMs: +cpu.toFixed(0),
+      mbPerWallSecond: +(mb / (wall / 1000)).toFixed(2),
+      mbPerCpuSecond: +(mb / (cpu / 1000)).toFixed(2),
+    };
+  });
 }
 
 const leashFindings = (stdout: string) => (JSON.parse(stdout) as { findings: unknown[] }).findings.length;
-const leash = (dir: string) => [process.execPath, CLI, 'check', '--all', '--format', 'json', dir];
+const leashOn = (dir: string, cwd: string, args: string[] = [dir]) => [
+  { checker: 'leash', argv: [process.execPath, CLI, 'check', '--all', '--format', 'json', ...args], cwd, countFindings: leashFindings },
+  ...(BASELINE_CLI ? [{ checker: 'leash (baseline build)', argv: [process.execPath, BASELINE_CLI, 'check', '--all', '--format', 'json', ...args], cwd, countFindings: leashFindings }] : []),
+];
 
 /** The reference as its own project lays it out: scripts/ beside the trees it scans, under git. */
 function referenceTree(): Tree | undefined {
@@ -175,16 +188,16 @@ const trees: Tree[] = [];
 try {
   const typical = generate('typical', { js: 1500, ts: 1500, py: 2000 }, 'pkg', spawningTenth);
   trees.push(typical);
-  rows.push(measure('typical (a tenth of the files spawn)', 'leash', typical, leash(typical.dir), REPO, leashFindings));
+  rows.push(...measure('typical (a tenth of the files spawn)', typical, leashOn(typical.dir, REPO)));
   const parsed = generate('parsed', { js: 1000, ts: 1000, py: 1000 }, 'pkg', everyFileParsed);
   trees.push(parsed);
-  rows.push(measure('every file parsed', 'leash', parsed, leash(parsed.dir), REPO, leashFindings));
+  rows.push(...measure('every file parsed', parsed, leashOn(parsed.dir, REPO)));
   const reference = referenceTree();
   if (reference) {
     trees.push(reference);
     const job = 'reference job (Python tree under git)';
-    rows.push(measure(job, 'reference (python3)', reference, ['python3', 'scripts/check_detached_spawns.py', '--all'], reference.dir, (out) => out.split('\n').filter((l) => /^agent\/.*:\d+: /.test(l)).length));
-    rows.push(measure(job, 'leash', reference, [process.execPath, CLI, 'check', '--all', '--format', 'json'], reference.dir, leashFindings));
+    const referenceChecker = { checker: 'reference (python3)', argv: ['python3', 'scripts/check_detached_spawns.py', '--all'], cwd: reference.dir, countFindings: (out: string) => out.split('\n').filter((l) => /^agent\/.*:\d+: /.test(l)).length };
+    rows.push(...measure(job, reference, [referenceChecker, ...leashOn(reference.dir, reference.dir, [])]));
   } else {
     console.log(`reference checker not found at ${REFERENCE_SEED}: its rows are left out`);
   }
@@ -195,7 +208,7 @@ try {
 const columns: Array<keyof Row> = ['scenario', 'checker', 'files', 'megabytes', 'findings', 'medianWallMs', 'medianCpuMs', 'mbPerWallSecond', 'mbPerCpuSecond'];
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-console.log(`leash check, whole process, cold, median of ${RUNS} runs, pinned to one core; load average ${load}`);
+console.log(`leash check, whole process, cold, median of ${RUNS} runs${BASELINE_CLI ? ` interleaved with ${BASELINE_CLI}'s` : ''}, pinned to one core; load average ${load}`);
 console.log(columns.map((c, i) => c.padEnd(widths[i] as number)).join('  '));
 for (const row of rows) console.log(columns.map((c, i) => String(row[c]).padEnd(widths[i] as number)).join('  '));
 const ref = rows.find((r) => r.checker.startsWith('reference'));
@@ -206,5 +219,5 @@ console.log(`typescript code cache in ${CODE_CACHE}: ${codeCacheAtStart ? 'prese
 console.log(`targets: typical >= ${TARGETS.typical} MB/s, every file parsed >= ${TARGETS.everyFileParsed} MB/s`);
 mkdirSync(join(REPO, 'bench/results'), { recursive: true });
 const out = join(REPO, 'bench/results/check.json');
-writeFileSync(out, `${JSON.stringify({ node: process.version, runs: RUNS, loadAverage: load, typescriptCodeCacheAtStart: codeCacheAtStart, targets: TARGETS, referenceRatio: ratio, results: rows }, null, 2)}\n`);
+writeFileSync(out, `${JSON.stringify({ node: process.version, runs: RUNS, loadAverage: load, baselineCli: BASELINE_CLI, typescriptCodeCacheAtStart: codeCacheAtStart, targets: TARGETS, referenceRatio: ratio, results: rows }, null, 2)}\n`);
 console.log(`wrote ${out}`);

@@ -51,8 +51,9 @@ test('leash check fails closed', async (t) => {
   await t.test('a file no analyser can judge is exit 2 by name; the other findings are still reported', async () => {
     const dir = make({
       'src/a.mjs': DETACHED,
-      // The TypeScript parser recurses per parenthesis; this many overflow it.
-      'src/parens.mjs': `${DETACHED}const x = ${'('.repeat(3000)}1${')'.repeat(3000)};\n`,
+      // The TypeScript parser recurses per parenthesis; this many overflow it (in a statement that
+      // is parsed: one with nothing to flag and no name of one that has is blanked, never parsed).
+      'src/parens.mjs': `${DETACHED}const x = ${'('.repeat(3000)}{ detached: true }${')'.repeat(3000)};\n`,
       // Not valid Python (CPython stops far earlier), but the walk must not take the run down.
       'src/deep.py': `import os\nx = ${'('.repeat(20000)}os.setsid()${')'.repeat(20000)}\n`,
       'src/b.py': 'import os\nos.setsid()\n',

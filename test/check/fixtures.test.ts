@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { killMarked, newMark } from '../helpers/processes.js';
 import { copyFixtures, key, runCheck, type Expectation } from './harness.js';
 
-for (const suite of ['js', 'python']) {
+for (const suite of ['js', 'js-chunks', 'python']) {
   test(`leash check reports exactly the annotated findings of the ${suite} fixtures`, async (t) => {
     const mark = newMark();
     const fixtures = copyFixtures(suite);

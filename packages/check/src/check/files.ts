@@ -13,7 +13,9 @@ const SKIPPED_FOLDERS = new Set([
   'node_modules', 'bower_components', 'vendor', 'vendored', 'third_party', 'dist', 'build', 'out',
   'generated', '__generated__', '__pycache__', '.git', '.venv', 'venv', 'site-packages',
 ]);
-const SKIPPED_FILES = [/^test_.*\.py$/, /_test\.py$/, /^conftest\.py$/, /\.(?:test|spec)\.[^.]+$/, /\.min\.js$/, /\.(?:generated|gen)\.[^.]+$/];
+// One expression, tried once per file name: test_*.py, *_test.py, conftest.py, *.test.*, *.spec.*,
+// *.min.js, *.generated.*, *.gen.*.
+const SKIPPED_FILES = /^test_.*\.py$|_test\.py$|^conftest\.py$|\.(?:test|spec)\.[^.]+$|\.min\.js$|\.(?:generated|gen)\.[^.]+$/;
 
 export interface Target {
   /** As reported: relative to the working directory, with forward slashes. */
@@ -77,7 +79,7 @@ export class PathFilter {
     if (!this.config.defaultSkips) return false;
     const parts = below.split('/');
     const name = parts.pop() ?? '';
-    return parts.some((part) => SKIPPED_FOLDERS.has(part)) || SKIPPED_FILES.some((re) => re.test(name));
+    return parts.some((part) => SKIPPED_FOLDERS.has(part)) || SKIPPED_FILES.test(name);
   }
 }
 

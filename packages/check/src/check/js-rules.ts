@@ -12,6 +12,7 @@
 import ts = require('typescript');
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { relevantText } from './js-chunks.js';
 import { backgroundingIn } from './shell.js';
 import type { RawFinding } from './types.js';
 
@@ -73,10 +74,13 @@ function parse(path: string, text: string): ts.SourceFile {
 
 /**
  * The findings of one file. `root` bounds the relative imports that are followed (the project's
- * own spawn wrappers and re-exports): a module outside it is not read.
+ * own spawn wrappers and re-exports): a module outside it is not read. Only the statements that
+ * can matter are parsed (js-chunks.ts), with the same findings. `parsing` is for tests: `whole`
+ * parses every file whole, `chunks` blanks whatever can be blanked, however little.
  */
-export function analyseJs(text: string, path: string, root: string = process.cwd()): RawFinding[] {
-  return new JsFileAnalysis(parse(path, text), { root: resolve(root), depth: 0 }).run();
+export function analyseJs(text: string, path: string, root: string = process.cwd(), parsing: 'auto' | 'whole' | 'chunks' = 'auto'): RawFinding[] {
+  const parsed = parsing === 'whole' ? text : (relevantText(text, path, parsing === 'chunks' ? 0 : undefined) ?? text);
+  return new JsFileAnalysis(parse(path, parsed), { root: resolve(root), depth: 0 }).run();
 }
 
 // --- the project's own modules, followed through relative imports --------------------------------

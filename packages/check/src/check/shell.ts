@@ -29,7 +29,10 @@ export function backgroundingIn(command: string): string | undefined {
   return undefined;
 }
 
-const SHELL_WORDS = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Process/i;
+// Two tests, cheaper than one case-insensitive alternation over every file's text: the three
+// words are matched with their case by BACKGROUNDING, only `start /b` and Start-Process without.
+const SHELL_WORDS = /nohup|setsid|disown/;
+const SHELL_WORDS_ANY_CASE = /start(?:\s+(?:"[^"]*"\s+)?\/b|-process)/i;
 /**
  * Cheap test of raw source text: can any string in it background a process? A lone `&` counts
  * when a quote opens earlier on its line (it is likely inside a string), or when it ends a line
@@ -37,7 +40,7 @@ const SHELL_WORDS = /nohup|setsid|disown|start\s+(?:"[^"]*"\s+)?\/b|Start-Proces
  * "this & that" in prose is none of these, and such files were most of those parsed for nothing.
  */
 export function shellMayMatter(text: string): boolean {
-  if (SHELL_WORDS.test(text)) return true;
+  if (SHELL_WORDS.test(text) || SHELL_WORDS_ANY_CASE.test(text)) return true;
   // A scan by indexOf, not a regular expression: a pattern that starts with a lookbehind is tried
   // at every position of the text, and `&&` is in nearly every file.
   for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {

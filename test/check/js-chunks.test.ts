@@ -1,0 +1,163 @@
+// The chunked parse of JS/TS (js-chunks.ts): only the statements that can matter are parsed, the
+// rest blanked. Findings must be exactly those of a whole-file parse, at the same lines and columns.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { REPO_ROOT } from '../helpers/processes.js';
+import { copyFixtures } from './harness.js';
+
+// Internal modules of proc-leash-check, not part of its exports: loaded from its build.
+type Parsing = 'auto' | 'whole' | 'chunks';
+const { analyseJs } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/js-rules.js')).href)) as {
+  analyseJs(text: string, path: string, root?: string, parsing?: Parsing): unknown[];
+};
+const { relevantText } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/js-chunks.js')).href)) as {
+  relevantText(text: string, path: string, minBlankedShare?: number): string | undefined;
+};
+
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/;
+
+test('chunked and whole-file analysis report the same findings on every JS/TS fixture', () => {
+  let compared = 0;
+  for (const suite of ['js', 'js-chunks']) {
+    const fixtures = copyFixtures(suite);
+    try {
+      for (const file of fixtures.files) {
+        const text = readFileSync(join(fixtures.dir, file), 'utf8');
+        const chunked = analyseJs(text, join(fixtures.dir, file), fixtures.dir, 'chunks');
+        const whole = analyseJs(text, join(fixtures.dir, file), fixtures.dir, 'whole');
+        assert.deepEqual(chunked, whole, `${suite}/${file}`);
+        compared++;
+      }
+    } finally {
+      fixtures.remove();
+    }
+  }
+  assert.ok(compared >= 25, `${compared} files compared`);
+});
+
+test('the chunker-edge fixtures are parsed in chunks, lines and columns in place, unless they say why not', () => {
+  const fixtures = copyFixtures('js-chunks');
+  try {
+    let chunked = 0;
+    for (const file of fixtures.files) {
+      const text = readFileSync(join(fixtures.dir, file), 'utf8');
+      const reduced = relevantText(text, file, 0);
+      const whole = /^\/\/ parsed whole: /.test(text);
+      assert.equal(reduced === undefined, whole, `${file}: ${whole ? 'expected to be parsed whole' : 'expected to be chunked'}`);
+      if (reduced === undefined) continue;
+      chunked++;
+      assert.ok(reduced.replace(/\s/g, '').length < text.replace(/\s/g, '').length, `${file}: something is blanked`);
+      // Every line is there, with the same line breaks; a kept character is where it was.
+      const before = text.split(LINE_BREAK);
+      const after = reduced.split(LINE_BREAK);
+      assert.equal(after.length, before.length, `${file}: line count`);
+      assert.deepEqual(reduced.match(new RegExp(LINE_BREAK.source, 'g')), text.match(new RegExp(LINE_BREAK.source, 'g')), `${file}: line breaks`);
+      after.forEach((line, index) => {
+        for (let column = 0; column < line.length; column++) {
+          const c = line.charAt(column);
+          // A `;` may end a kept statement that a line break ended before.
+          if (c !== ' ' && c !== ';') assert.equal(c, before[index]?.charAt(column), `${file}:${index + 1}:${column + 1}`);
+        }
+      });
+    }
+    assert.ok(chunked >= 7, `${chunked} files chunked`);
+  } finally {
+    fixtures.remove();
+  }
+});
+
+test('what the tokenizer cannot be sure of is parsed whole', () => {
+  const spawnLine = "import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n";
+  const filler = 'export function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  assert.notEqual(relevantText(spawnLine + filler, 'a.mjs', 0), undefined, 'the plain case is chunked');
+  // Shifts and comparisons after a value are operators, not JSX.
+  assert.notEqual(relevantText(`${spawnLine}${filler}const budget = 1 << 18, small = budget <= 2, mask = budget <<= 1;\n`, 'a.jsx', 0), undefined, 'a shift');
+  const unsure: Array<[string, string]> = [
+    ['JSX', `${spawnLine}${filler}export const b = () => <div>{1}</div>;\n`],
+    ['a `/` after `}`', `${spawnLine}${filler}const o = {}\n/x/g.test('a');\n`],
+    ['an unterminated string', `${spawnLine}${filler}const s = 'abc\n`],
+    ['an unclosed bracket', `${spawnLine}${filler}f(1;\n`],
+    ['an unterminated template', `${spawnLine}${filler}const t = \`a \${b}\n`],
+    ['an escape in a name', `${spawnLine}${filler}const \\u0061b = 1;\n`],
+    ['a top-level decorator', `${spawnLine}${filler}@sealed\nclass C {}\n`],
+  ];
+  for (const [what, text] of unsure) assert.equal(relevantText(text, what === 'a top-level decorator' ? 'a.ts' : 'a.mjs', 0), undefined, what);
+});
+
+test('a statement that only shares a name with a kept one is kept, and a statement of the same line stays in its column', () => {
+  const text = [
+    "import { spawn } from 'node:child_process';",
+    'const shared = { detached: true };',
+    'export function unrelated(a) { return a * 2; }',
+    'export function far() { return spawn("x", [], shared); }',
+    'export const alsoUnrelated = 3; export const near = spawn("y", [], shared);',
+  ].join('\n');
+  const reduced = relevantText(text, 'a.mjs', 0);
+  assert.ok(reduced !== undefined);
+  const lines = reduced.split('\n');
+  assert.equal(lines[2]?.trim(), '', 'the unrelated function is blanked');
+  // A `;` after a kept statement that a line break ended: the next kept one cannot run on into it.
+  assert.equal(lines[3], 'export function far() { return spawn("x", [], shared); };');
+  assert.equal(lines[4], '                                export const near = spawn("y", [], shared);');
+  assert.deepEqual(analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks'), analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
+  assert.equal(analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks').length, 2);
+});
+
+test('the first statement with module syntax is kept, so that a file stays a module (or a script)', () => {
+  const filler = 'function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  const unref = 'setTimeout(() => {}, 1).unref();\n';
+  // Module syntax only in an unrelated statement: blanking it would make a .js file a script,
+  // where sloppy-mode syntax is no parse error.
+  const module = `${filler}export const version = 1;\n${filler}${unref}`;
+  const reduced = relevantText(module, 'a.js', 0);
+  assert.ok(reduced?.includes('export const version = 1;'), reduced);
+  // A TypeScript namespace alias is no module syntax: the export after it is what is kept.
+  const alias = `import A = N.b;\n${filler}export const version = 1;\n${filler}${unref}`;
+  assert.ok(relevantText(alias, 'a.ts', 0)?.includes('export const version = 1;'));
+  const script = `${filler}${unref}`;
+  assert.ok(!relevantText(script, 'a.js', 0)?.includes('function f'));
+  const sloppy = `${filler}export const version = 1;\n${filler}setTimeout(() => 0777, 1).unref();\n`;
+  assert.deepEqual(analyseJs(sloppy, 'a.js', REPO_ROOT, 'chunks'), analyseJs(sloppy, 'a.js', REPO_ROOT, 'whole'));
+  assert.equal((analyseJs(sloppy, 'a.js', REPO_ROOT, 'chunks') as Array<{ rule: string }>)[0]?.rule, 'parse-error');
+});
+
+test('a statement binding a spawn module is kept even when nothing kept names it', () => {
+  // Whether anything is bound decides whether a loose `detached` is looked at at all.
+  const filler = 'function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  const text = `import { exec } from 'node:child_process';\n${filler}launch({ detached: true, stdio: 'ignore' });\n${filler}`;
+  const chunked = analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks') as Array<{ rule: string }>;
+  assert.deepEqual(chunked, analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
+  assert.deepEqual(chunked.map((f) => f.rule), ['js-detached-literal']);
+  assert.ok(relevantText(text, 'a.mjs', 0)?.startsWith("import { exec } from 'node:child_process';"));
+});
+
+test('member names link where the analyser compares them: under `this.`, by a string or number, and where assigned', () => {
+  const filler = (n: number) => `export function filler${n}(list) {\n  return list.map((item) => item.length).filter(Boolean);\n}\n`;
+  const text = [
+    // Each pair is linked by its member only: three spawn functions imported apart, no other name shared.
+    "import { spawn } from 'node:child_process';",
+    "import { fork } from 'node:child_process';",
+    "import { execFile } from 'node:child_process';",
+    filler(1),
+    "export class StartsA { a() { this.proc = spawn('one', []); } }",
+    "export class StartsB { b() { this['named'] = fork('two'); } }",
+    "export class StartsC { c() { this[0] = execFile('three'); } }",
+    filler(2),
+    'export class StopsA { x() { this.proc.unref(); } }',
+    "export class StopsB { y() { this['named'].unref(); } }",
+    'export class StopsC { z() { this[0].unref(); } }',
+    filler(3),
+    'settings.cfg = { detached: true };',
+    filler(4),
+    'export function go(cfg) { return runTool(cfg); }',
+    filler(5),
+  ].join('\n');
+  const chunked = analyseJs(text, 'a.mjs', REPO_ROOT, 'chunks') as Array<{ rule: string; line: number }>;
+  assert.deepEqual(chunked, analyseJs(text, 'a.mjs', REPO_ROOT, 'whole'));
+  assert.deepEqual(chunked.map((f) => `${f.line} ${f.rule}`), ['15 js-unref-child', '16 js-unref-child', '17 js-unref-child', '22 js-detached-literal']);
+  const reduced = relevantText(text, 'a.mjs', 0) ?? '';
+  assert.ok(!reduced.includes('filler'), 'the fillers, sharing only `.length` and `.map` with the rest, are blanked');
+});
