@@ -1,7 +1,7 @@
 // Ending trees: a listed process whose pid now names another process (a different start time)
 // is never signalled; the processes the scan saw get SIGTERM, then SIGKILL after the grace.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { LeakedTree, TreeMember } from '../../src/reap/scan.js';
 import { endTrees } from '../../src/reap/terminate.js';
 import { loadNative } from '../../src/sys/native.js';
@@ -24,7 +24,8 @@ function treeOf(members: TreeMember[]): LeakedTree {
   };
 }
 
-test('a recycled pid is never signalled; the real processes get TERM, then KILL after the grace', async (t) => {
+/** A test's marked idle fixtures, each reporting its pid by role, all ended after the test. */
+async function idleFixtures(t: TestContext) {
   await loadNative();
   const mark = newMark();
   const ready = new ReadyDir();
@@ -33,12 +34,17 @@ test('a recycled pid is never signalled; the real processes get TERM, then KILL 
     ready.remove();
   });
   const start = (role: string) => startFixture('reap/idle.mjs', ['marker', role], mark, { extraEnv: { LEASH_REAP_READY_DIR: ready.path } });
-  const stubborn = start('ignore-term');
-  const bystander = start('recycled');
   const member = async (role: string, shift = 0) => {
     const pid = await ready.pid(role);
     return { pid, startTime: readProcStat(pid)!.startTime + shift, command: role, rssKb: 0 };
   };
+  return { start, member };
+}
+
+test('a recycled pid is never signalled; the real processes get TERM, then KILL after the grace', async (t) => {
+  const { start, member } = await idleFixtures(t);
+  const stubborn = start('ignore-term');
+  const bystander = start('recycled');
   // The bystander stands for a process that took the pid of a listed member that died since
   // the scan: same pid, another start time.
   const tree = treeOf([await member('ignore-term'), await member('recycled', 1)]);
@@ -61,20 +67,9 @@ test('a recycled pid is never signalled; the real processes get TERM, then KILL 
 // times prove it): they are ended. They used to be skipped with the top, and the tree reported
 // 'ended' ("nothing of it runs") while they ran.
 test('a tree whose top exited since the scan: its members are still ended, and the result says so', async (t) => {
-  await loadNative();
-  const mark = newMark();
-  const ready = new ReadyDir();
-  t.after(async () => {
-    await killMarked(mark);
-    ready.remove();
-  });
-  const start = (role: string) => startFixture('reap/idle.mjs', ['marker', role], mark, { extraEnv: { LEASH_REAP_READY_DIR: ready.path } });
+  const { start, member } = await idleFixtures(t);
   const top = start('top');
   const child = start('member');
-  const member = async (role: string) => {
-    const pid = await ready.pid(role);
-    return { pid, startTime: readProcStat(pid)!.startTime, command: role, rssKb: 0 };
-  };
   const tree = treeOf([await member('top'), await member('member')]);
   top.kill('SIGKILL');
   await exited(top);
