@@ -104,10 +104,11 @@ function compileIdleSubreaper(): string | undefined {
  * The kernel's part of leash's teardown, without leash: the sleepers' parent (sh) is SIGKILLed
  * under a subreaper that does nothing, so its 199 children are handed to that subreaper, as they
  * are to leash; once sh has exited, one killpg. Returns the time from the SIGKILL to sh's exit
- * (the reparenting done) and from the killpg to all dead.
+ * (the reparenting done) and from the killpg to all dead. With `wake`, the subreaper is woken by
+ * each death (an empty SIGCHLD handler), as leash is.
  */
-async function subreaperFloor(binary: string, started: ChildProcess[], groups: number[]): Promise<{ exitMs: number; killpgMs: number }> {
-  const subreaper = spawn(binary, ['sh', '-c', TREE], { stdio: ['ignore', 'pipe', 'ignore'] });
+async function subreaperFloor(binary: string, wake: boolean, started: ChildProcess[], groups: number[]): Promise<{ exitMs: number; killpgMs: number }> {
+  const subreaper = spawn(binary, [...(wake ? ['--wake'] : []), 'sh', '-c', TREE], { stdio: ['ignore', 'pipe', 'ignore'] });
   started.push(subreaper);
   const sh = await new Promise<number>((resolve, reject) => {
     subreaper.stdout?.once('data', (data: Buffer) => resolve(Number(String(data).trim())));
@@ -232,6 +233,7 @@ async function main(): Promise<void> {
     const floor: number[] = [];
     const subreaperExit: number[] = [];
     const subreaperFloorMs: number[] = [];
+    const wokenSubreaperFloorMs: number[] = [];
     const idleSubreaper = compileIdleSubreaper();
     let current: ChildProcess = leash;
     for (let round = 0; round < ROUNDS; round += 1) {
@@ -269,13 +271,15 @@ async function main(): Promise<void> {
 
       // The same killpg after the sleepers were handed to an idle subreaper: the kernel's part.
       if (idleSubreaper) {
-        const sub = await subreaperFloor(idleSubreaper, started, floorGroups);
+        const sub = await subreaperFloor(idleSubreaper, false, started, floorGroups);
         subreaperExit.push(sub.exitMs);
         subreaperFloorMs.push(sub.killpgMs);
+        wokenSubreaperFloorMs.push((await subreaperFloor(idleSubreaper, true, started, floorGroups)).killpgMs);
       }
     }
     results.subreaper_parent_kill_to_exit_ms = subreaperExit;
     results.subreaper_killpg_floor_ms = subreaperFloorMs;
+    results.woken_subreaper_killpg_floor_ms = wokenSubreaperFloorMs;
     results.runner_exit_to_empty_ms = exitToEmpty;
     results.runner_exit_seen_by_leash_ms = runnerSeen;
     results.runner_exit_to_first_death_ms = firstDeath;
@@ -315,6 +319,7 @@ async function main(): Promise<void> {
       ['reference: killpg of 200 sleepers -> all dead', `${median(floor).toFixed(1)} ms`],
       ...(subreaperFloorMs.length === 0 ? [] : [
         ['reference: same, sleepers first handed to an idle subreaper', `${median(subreaperFloorMs).toFixed(1)} ms`],
+        ['reference: same, the subreaper woken by each death', `${median(wokenSubreaperFloorMs).toFixed(1)} ms`],
         ['reference: SIGKILL of their parent -> its exit done', `${median(subreaperExit).toFixed(1)} ms`],
         ['leash teardown less its wake-up / subreaper floor', `${(median(exitToEmpty.map((ms, i) => ms - (runnerSeen[i] as number))) / median(subreaperFloorMs)).toFixed(2)}x`],
       ] as Array<[string, string]>),
