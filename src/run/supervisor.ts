@@ -278,8 +278,8 @@ export class TreeSupervisor {
       if (this.phase === 'stopping' || this.phase === 'killing') this.settle();
       else this.check();
     };
-    // While the tree is being taken down, a storm of SIGCHLDs would have us re-walk a tree that
-    // is still dying, on the CPU the dying processes need: one check per STOP_CHECK_GAP_MS then.
+    // While the tree is being taken down, a storm of SIGCHLDs would have us reap and count on the
+    // CPU the dying processes need: one settle per STOP_CHECK_GAP_MS then.
     const wait = this.phase === 'stopping' || this.phase === 'killing'
       ? this.lastCheckAt + STOP_CHECK_GAP_MS - performance.now()
       : 0;
