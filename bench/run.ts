@@ -2,11 +2,13 @@
 // on the machine. Measures leash's CPU over 10 s of idle against a reference design (a loop that
 // scans all of /proc every 100 ms), the time from the runner's exit to an empty tree, and the
 // time from the parent's SIGKILL to an empty tree with --die-with-parent, the teardown against a
-// plain killpg floor measured alongside, and the memory of leash run plus its guard.
+// plain killpg floor measured alongside (and a second floor whose sleepers were first handed to
+// an idle C subreaper, as leash's are: the kernel's part), and the memory of leash run plus its guard.
 // Run: npm run build && node dist/bench/run.js   (not part of npm test)
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readChildren, readCommandLine, readProcStat, scanAllStats } from '../src/sys/procfs.js';
 import { isProcessAlive, signalGroup } from '../src/sys/processes.js';
@@ -16,6 +18,7 @@ import { waitUntil } from '../src/sys/wait.js';
 
 const CLI = fileURLToPath(new URL('../../bin/leash.js', import.meta.url));
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../bench/fixtures/', import.meta.url));
 const TREE_SIZE = 200;
 const BYSTANDERS = 500;
 const IDLE_MS = 10_000;
@@ -84,6 +87,45 @@ async function allDead(
     if (left.length === 0) times.last ??= performance.now() - t0;
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/** bench/fixtures/idle-subreaper.c, compiled now; undefined (row left out) without a C compiler. */
+function compileIdleSubreaper(): string | undefined {
+  const out = join(mkdtempSync(join(tmpdir(), 'leash-bench-run-')), 'idle-subreaper');
+  const result = spawnSync('cc', ['-O2', '-o', out, join(FIXTURES, 'idle-subreaper.c')], { encoding: 'utf8' });
+  if (result.status !== 0) {
+    console.log(`(no C compiler: the idle-subreaper floor is left out) ${result.error?.message ?? result.stderr}`);
+    return undefined;
+  }
+  return out;
+}
+
+/**
+ * The kernel's part of leash's teardown, without leash: the sleepers' parent (sh) is SIGKILLed
+ * under a subreaper that does nothing, so its 199 children are handed to that subreaper, as they
+ * are to leash; once sh has exited, one killpg. Returns the time from the SIGKILL to sh's exit
+ * (the reparenting done) and from the killpg to all dead. With `wake`, the subreaper is woken by
+ * each death (an empty SIGCHLD handler), as leash is.
+ */
+async function subreaperFloor(binary: string, wake: boolean, started: ChildProcess[], groups: number[]): Promise<{ exitMs: number; killpgMs: number }> {
+  const subreaper = spawn(binary, [...(wake ? ['--wake'] : []), 'sh', '-c', TREE], { stdio: ['ignore', 'pipe', 'ignore'] });
+  started.push(subreaper);
+  const sh = await new Promise<number>((resolve, reject) => {
+    subreaper.stdout?.once('data', (data: Buffer) => resolve(Number(String(data).trim())));
+    subreaper.once('exit', () => reject(new Error('idle subreaper exited early')));
+  });
+  groups.push(sh);
+  const members = identitiesOf((await treeBelow(sh, TREE_SIZE - 1)).filter((pid) => pid !== sh));
+  const t0 = performance.now();
+  process.kill(sh, 'SIGKILL');
+  // The subreaper never reaps: sh stays a zombie once its exit (and the reparenting) is done.
+  if (!(await waitUntil(() => readProcStat(sh)?.state === 'Z', 10_000))) throw new Error('sh outlived SIGKILL');
+  const t1 = performance.now();
+  signalGroup(sh, 'SIGTERM');
+  const times = await allDead(members, 20_000, t1);
+  if (!times) throw new Error('killpg left processes under the idle subreaper');
+  subreaper.kill('SIGKILL');
+  return { exitMs: t1 - t0, killpgMs: times.last ?? 0 };
 }
 
 function identitiesOf(pids: number[]) {
@@ -189,6 +231,10 @@ async function main(): Promise<void> {
     const runnerSeen: number[] = [];
     const firstDeath: number[] = [];
     const floor: number[] = [];
+    const subreaperExit: number[] = [];
+    const subreaperFloorMs: number[] = [];
+    const wokenSubreaperFloorMs: number[] = [];
+    const idleSubreaper = compileIdleSubreaper();
     let current: ChildProcess = leash;
     for (let round = 0; round < ROUNDS; round += 1) {
       if (round > 0) {
@@ -222,7 +268,18 @@ async function main(): Promise<void> {
       const floorTimes = await allDead(members, 20_000, t1);
       if (!floorTimes) throw new Error('killpg left processes');
       floor.push(floorTimes.last ?? 0);
+
+      // The same killpg after the sleepers were handed to an idle subreaper: the kernel's part.
+      if (idleSubreaper) {
+        const sub = await subreaperFloor(idleSubreaper, false, started, floorGroups);
+        subreaperExit.push(sub.exitMs);
+        subreaperFloorMs.push(sub.killpgMs);
+        wokenSubreaperFloorMs.push((await subreaperFloor(idleSubreaper, true, started, floorGroups)).killpgMs);
+      }
     }
+    results.subreaper_parent_kill_to_exit_ms = subreaperExit;
+    results.subreaper_killpg_floor_ms = subreaperFloorMs;
+    results.woken_subreaper_killpg_floor_ms = wokenSubreaperFloorMs;
     results.runner_exit_to_empty_ms = exitToEmpty;
     results.runner_exit_seen_by_leash_ms = runnerSeen;
     results.runner_exit_to_first_death_ms = firstDeath;
@@ -260,6 +317,12 @@ async function main(): Promise<void> {
       ['runner SIGKILL -> empty tree (median)', `${median(exitToEmpty).toFixed(1)} ms`],
       ['runner exit -> leash exits (median)', `${median(exitToLeashExit).toFixed(1)} ms`],
       ['reference: killpg of 200 sleepers -> all dead', `${median(floor).toFixed(1)} ms`],
+      ...(subreaperFloorMs.length === 0 ? [] : [
+        ['reference: same, sleepers first handed to an idle subreaper', `${median(subreaperFloorMs).toFixed(1)} ms`],
+        ['reference: same, the subreaper woken by each death', `${median(wokenSubreaperFloorMs).toFixed(1)} ms`],
+        ['reference: SIGKILL of their parent -> its exit done', `${median(subreaperExit).toFixed(1)} ms`],
+        ['leash teardown less its wake-up / subreaper floor', `${(median(exitToEmpty.map((ms, i) => ms - (runnerSeen[i] as number))) / median(subreaperFloorMs)).toFixed(2)}x`],
+      ] as Array<[string, string]>),
       ['leash teardown less its wake-up / floor (medians)', `${(median(exitToEmpty.map((ms, i) => ms - (runnerSeen[i] as number))) / median(floor)).toFixed(2)}x`],
       ['leash teardown / killpg floor (medians)', `${(median(exitToEmpty) / median(floor)).toFixed(2)}x`],
       ['same, median of the paired rounds', `${median(exitToEmpty.map((ms, i) => ms / (floor[i] as number))).toFixed(2)}x`],
@@ -279,7 +342,7 @@ async function main(): Promise<void> {
       ]),
     );
     console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} (at the end)`);
-    for (const [label, value] of rows) console.log(`${label.padEnd(46)} ${value}`);
+    for (const [label, value] of rows) console.log(`${label.padEnd(60)} ${value}`);
     results.loadavg_at_end = loadavg();
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}run.json`, JSON.stringify(results, null, 2) + '\n');

@@ -16,7 +16,14 @@ test('orphans are adopted and reaped, leaving no zombie', async (t) => {
   const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', script], mark);
   const leashPid = leash.child.pid as number;
   let runnerPid = 0;
-  assert.ok(await waitUntil(() => (runnerPid = readChildren(leashPid)?.find((pid) => pid !== guardOf(leashPid)) ?? 0) > 0, 5000));
+  // Only once the guard is recognisable (it has exec'd with its token): before that, the guard's
+  // fork could be taken for the runner.
+  const findRunner = () => {
+    const guardPid = guardOf(leashPid);
+    if (guardPid === undefined) return 0;
+    return readChildren(leashPid)?.find((pid) => pid !== guardPid) ?? 0;
+  };
+  assert.ok(await waitUntil(() => (runnerPid = findRunner()) > 0, 5000));
   // The orphans come to leash (not init) ...
   assert.ok(await waitUntil(() => (readJson(state)?.orphaned_children_total as number) >= 6 ||
     liveDescendantsOf(leashPid).length >= 6, 5000), leash.stderr());
