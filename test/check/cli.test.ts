@@ -1,34 +1,17 @@
 // `leash check` as a command: file listing, fail-closed git, configuration, baseline, formats, exit codes.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { killMarked, newMark, REPO_ROOT } from '../helpers/processes.js';
 import { ruleDocsUrl } from 'proc-leash-check';
-import { runCheck } from './harness.js';
+import { gitInit, project, runCheck } from './harness.js';
 
 const DETACHED_TWICE = `import { spawn } from 'node:child_process';
 spawn('a', [], { detached: true });
 spawn('b', [], { detached: true });
 `;
-
-function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leash-check-cli-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
-
-function gitInit(dir: string): void {
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '-A');
-  git('commit', '-qm', 'fixture');
-}
 
 test('leash check', async (t) => {
   const mark = newMark();
@@ -38,7 +21,7 @@ test('leash check', async (t) => {
     await killMarked(mark);
   });
   const make = (files: Record<string, string>) => {
-    const dir = project(files);
+    const dir = project(files, 'leash-check-cli-');
     dirs.push(dir);
     return dir;
   };

@@ -3,12 +3,11 @@
 // closed output, checks named folders whatever their name, and says what it did not follow.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI_ENTRY, killMarked, markedEnv, newMark } from '../helpers/processes.js';
-import { runCheck } from './harness.js';
+import { gitInit, project, runCheck } from './harness.js';
 
 const DETACHED = "import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n";
 
@@ -19,22 +18,6 @@ interface JsonReport {
   failed: boolean;
 }
 
-function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leash-check-closed-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
-
-function gitInit(dir: string): void {
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '-A');
-  git('commit', '-qm', 'fixture');
-}
-
 test('leash check fails closed', async (t) => {
   const mark = newMark();
   const dirs: string[] = [];
@@ -43,7 +26,7 @@ test('leash check fails closed', async (t) => {
     await killMarked(mark);
   });
   const make = (files: Record<string, string>) => {
-    const dir = project(files);
+    const dir = project(files, 'leash-check-closed-');
     dirs.push(dir);
     return dir;
   };

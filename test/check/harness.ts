@@ -1,7 +1,7 @@
 // Test plumbing for `leash check`: run the built CLI as a real process, and read a fixture
 // suite's `expect:` annotations.
-import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI_ENTRY, FIXTURES, markedEnv } from '../helpers/processes.js';
@@ -60,3 +60,21 @@ export function copyFixtures(suite: string): FixtureCopy {
 }
 
 export const key = (e: Expectation) => `${e.file}:${e.line} ${e.rule}`;
+
+/** A scratch project holding `files` (path -> text) in a new temporary folder; the caller removes it. */
+export function project(files: Record<string, string>, prefix = 'leash-check-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+/** Makes `dir` a git repository with everything in it committed. */
+export function gitInit(dir: string): void {
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'fixture');
+}
