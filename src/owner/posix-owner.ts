@@ -5,9 +5,7 @@ import {
   type ChildProcess,
   type SpawnOptions,
 } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { OWNER_TOKEN_VARIABLE, type ControlCommand } from '../supervisor/protocol.js';
-import { isSpared } from '../supervisor/teardown.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
   checkGroupIdentity,
@@ -15,9 +13,11 @@ import {
   liveMemberCounts,
   ownProcessGroupId,
   groupLeaderIdentity,
+  isSpared,
   signalGroup,
   type ProcessMark,
 } from '../sys/processes.js';
+import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
@@ -38,7 +38,7 @@ let ownerToken: string | undefined;
 
 /** The token every owned child carries in LEASH_OWNER_TOKEN; one per owner process. */
 export function ownerTokenValue(): string {
-  ownerToken ??= randomBytes(12).toString('hex');
+  ownerToken ??= randomHex(12);
   return ownerToken;
 }
 

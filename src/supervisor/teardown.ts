@@ -8,6 +8,7 @@ import {
   checkGroupIdentity,
   findEnvironmentCarriers,
   isProcessAlive,
+  isSpared,
   liveGroups,
   signalGroup,
   signalProcess,
@@ -37,11 +38,6 @@ export interface TeardownReport {
   strays: number[];
   /** Groups or processes that were still alive after the grace and got SIGKILL. */
   killed: number;
-}
-
-/** Whether a token carrier in group `pgid` belongs to a group the owner let go. */
-export function isSpared(pgid: number, disowned: GroupRecord | undefined): boolean {
-  return disowned !== undefined && disowned.has(pgid) && checkGroupIdentity(pgid, disowned.get(pgid)) === 'ours';
 }
 
 /**

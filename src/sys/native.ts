@@ -202,8 +202,8 @@ export function netlinkExchange(protocol: number, request: Buffer, done: (reply:
     // The kernel answers at once; a reply that never comes (a filtered or broken netlink) must
     // not hang the caller, so each read is non-blocking and the whole exchange has a deadline.
     const deadline = Date.now() + NETLINK_REPLY_BUDGET_MS;
+    const buffer = Buffer.alloc(65536); // one buffer for every read; each reply is copied out
     for (let rounds = 0; rounds < 100_000; rounds += 1) {
-      const buffer = Buffer.alloc(65536);
       const length = calls.recv(fd, buffer, buffer.length, MSG_DONTWAIT);
       if (length < 0) {
         const code = errnoName(calls.errno());
@@ -215,7 +215,7 @@ export function netlinkExchange(protocol: number, request: Buffer, done: (reply:
         }
         check('recv(netlink)', length);
       }
-      const reply = buffer.subarray(0, length);
+      const reply = Buffer.from(buffer.subarray(0, length));
       replies.push(reply);
       if (length === 0 || done(reply)) break;
     }

@@ -197,3 +197,11 @@ export function environmentCarrier(pid: number, entry: string, uid: number | und
   const stat = readProcStat(pid);
   return stat && !isDeadState(stat.state) ? { pid, startTime: stat.startTime, pgid: stat.pgid } : undefined;
 }
+
+/**
+ * Whether a token carrier in group `pgid` belongs to a group the owner let go (`disowned`: pgid ->
+ * its leader's start time), and that group is still the one it let go.
+ */
+export function isSpared(pgid: number, disowned: ReadonlyMap<number, number | undefined> | undefined): boolean {
+  return disowned !== undefined && disowned.has(pgid) && checkGroupIdentity(pgid, disowned.get(pgid)) === 'ours';
+}

@@ -54,7 +54,7 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
 export function readProcStat(pid: number | 'self'): ProcStat | undefined {
   let text: string;
   try {
-    text = readProcText(`/proc/${pid}/stat`);
+    text = readSmallProcText(`/proc/${pid}/stat`); // one read(): a stat line is far under a page
   } catch {
     return undefined;
   }

@@ -138,11 +138,6 @@ export function writeData(text: string, fd = 1): boolean {
   return true;
 }
 
-/** Whether data written to `fd` found its reader gone. */
-export function isDataBroken(fd = 1): boolean {
-  return brokenData.has(fd);
-}
-
 const armed = new WeakSet<NodeJS.WriteStream>();
 
 /**
