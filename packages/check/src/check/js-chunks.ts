@@ -562,7 +562,9 @@ class Tokenizer {
       if (!arrow) (this.chunks[this.asyncParenChunk] as Chunk).asyncIsName = true;
       this.asyncParenChunk = -1;
     }
-    if (this.stack.length !== 0 || !this.newlineBefore || word === '') return;
+    // `from` on its own line goes on an `import`/`export` (`import { spawn }\n  from 'x'`): never a
+    // cut before it; a statement that does begin with `from` only stays with the one before.
+    if (this.stack.length !== 0 || !this.newlineBefore || word === '' || word === 'from') return;
     // A line break after a complete expression, then a word that cannot continue it: a new statement
     // (automatic semicolon insertion). Not after a contextual word (`x as\nconst` goes on), nor
     // before a reserved word that continues a statement (`else`, `while` of `do`, `catch`, `in`).
