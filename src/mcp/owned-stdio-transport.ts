@@ -8,10 +8,9 @@ import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontext
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ownedGroupIsEmpty, spawnOwned, terminateOwned } from '../owner/owned-groups.js';
+import { ownedGroupIsEmptySoon, spawnOwned, terminateOwned, waitForOwnedGroupEmpty } from '../owner/owned-groups.js';
 import { MAX_GRACE_MS } from '../owner/validation.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
-import { waitUntil } from '../sys/wait.js';
 
 /** How long close() lets the server leave on its own after stdin ends; the SDK waits as long. */
 export const DEFAULT_EOF_GRACE_MS = 2000;
@@ -28,10 +27,6 @@ export interface OwnedStdioServerParameters extends StdioServerParameters {
 function eofGraceFrom(raw: unknown): number {
   if (typeof raw !== 'number' || Number.isNaN(raw)) return DEFAULT_EOF_GRACE_MS;
   return Math.min(MAX_GRACE_MS, Math.max(0, raw));
-}
-
-function groupIsEmpty(pgid: number): boolean {
-  return ownedGroupIsEmpty(pgid); // the child's job on Windows
 }
 
 /**
@@ -124,9 +119,9 @@ export class OwnedStdioClientTransport implements Transport {
       closed = true;
     });
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-    // A group whose leader is gone costs a scan of /proc per check: back off to one per 5 s.
+    // A group whose leader is gone costs a (sliced) scan of /proc per check: back off to one per 5 s.
     for (let wait = 250; !closed && this.child === child; wait = Math.min(wait * 2, 5000)) {
-      if (groupIsEmpty(pgid)) {
+      if (await ownedGroupIsEmptySoon(pgid)) {
         // A moment to read what the group wrote last, then the pipes go.
         await pause(1000);
         if (!closed && this.child === child) this.letGoOfPipes(child);
@@ -192,7 +187,8 @@ export class OwnedStdioClientTransport implements Transport {
       const pgid = child.pid;
       if (pgid !== undefined) {
         // A well-behaved server leaves on EOF; give it the chance before any signal.
-        await waitUntil(() => groupIsEmpty(pgid), eofGraceFrom(this.params.eofGraceMs));
+        // Shared, sliced checks (the group's own, on Windows): closing many at once holds no loop.
+        await waitForOwnedGroupEmpty(pgid, eofGraceFrom(this.params.eofGraceMs));
         await terminateOwned(pgid, { graceMs: this.graceMs });
       }
       // Every holder of the pipes in the group is gone now, so 'close' (and onclose) follows

@@ -68,6 +68,16 @@ export function ownedGroupIsEmpty(pgid: number): boolean {
   return backend.isEmpty(pgid);
 }
 
+/** ownedGroupIsEmpty without holding the event loop: a group that outlived its leader waits for a sliced look through /proc. */
+export function ownedGroupIsEmptySoon(pgid: number): Promise<boolean> {
+  return backend.isEmptySoon(pgid);
+}
+
+/** Resolves true once no process of an owned group (tree) runs, false when `budgetMs` passes first. */
+export function waitForOwnedGroupEmpty(pgid: number, budgetMs: number): Promise<boolean> {
+  return backend.waitEmpty(pgid, budgetMs);
+}
+
 /**
  * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
  * the grace, and forgets the group (Windows: ends the child's job at once). Never rejects,

@@ -38,6 +38,10 @@ export interface OwnerBackend {
   terminate(pgid: number, graceMs: number): Promise<TerminateResult>;
   /** Whether no process of the group (POSIX) or of the owned child's tree (Windows) runs any more. */
   isEmpty(pgid: number): boolean;
+  /** The same, never holding the event loop for a look through the whole process table. */
+  isEmptySoon(pgid: number): Promise<boolean>;
+  /** Resolves true once the group (tree) is empty, false when `budgetMs` passes first; never blocks the event loop. */
+  waitEmpty(pgid: number, budgetMs: number): Promise<boolean>;
   /** The death supervisor's pid while one runs (POSIX only). */
   supervisorPid(): number | undefined;
 }

@@ -10,7 +10,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
   checkGroupIdentity,
   isProcessAlive,
-  liveMemberCounts,
+  liveGroups,
   ownProcessGroupId,
   groupLeaderIdentity,
   isSpared,
@@ -19,7 +19,7 @@ import {
 } from '../sys/processes.js';
 import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
-import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
+import { isGroupEmptyInSlices, liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
 import type { OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
@@ -444,6 +444,9 @@ export const posixOwner: OwnerBackend = {
   release: releaseProcessGroup,
   owned: ownedProcessGroups,
   terminate: terminateOwned,
-  isEmpty: (pgid) => (liveMemberCounts([pgid]).get(pgid) ?? 0) === 0,
+  // A probe and the leader's stat settle most groups; only a leaderless one costs a scan of /proc.
+  isEmpty: (pgid) => liveGroups([pgid]).size === 0,
+  isEmptySoon: isGroupEmptyInSlices,
+  waitEmpty: waitForGroupEmpty,
   supervisorPid,
 };

@@ -225,6 +225,9 @@ export const windowsOwner: OwnerBackend = {
   // There is no polite step to give (see terminateOwnedWindows): the grace does not apply.
   terminate: (pid) => terminateOwnedWindows(pid),
   isEmpty: ownedTreeIsEmptyWindows,
+  // One query of the job: cheap, nothing to slice.
+  isEmptySoon: async (pid) => ownedTreeIsEmptyWindows(pid),
+  waitEmpty: (pid, budgetMs) => waitUntil(() => ownedTreeIsEmptyWindows(pid), budgetMs),
   // No supervisor: the kernel ends a kill-on-close job when this process's handles close.
   supervisorPid: () => undefined,
 };

@@ -168,3 +168,27 @@ export async function liveMemberCountsInSlices(pgids: ReadonlySet<number>): Prom
   }
   return counts;
 }
+
+/** Groups whose emptiness a quick check could not settle, waiting for the next shared scan. */
+let pendingLook: { pgids: Set<number>; counts: Promise<Map<number, number>> } | undefined;
+
+/**
+ * Whether no member of group `pgid` runs code now (zombies count as gone), without holding the
+ * event loop: a probe and the leader's stat settle a group whose leader is gone or alive; one
+ * that outlived its leader waits for a sliced scan of /proc, shared by every call of the turn.
+ */
+export function isGroupEmptyInSlices(pgid: number): Promise<boolean> {
+  const quick = quickCheck(pgid);
+  if (quick !== 'unsure') return Promise.resolve(quick === 'empty');
+  if (!pendingLook) {
+    const pgids = new Set<number>();
+    const counts = yieldToLoop().then(() => {
+      // Later calls start a new batch: this scan may already have passed their members.
+      if (pendingLook?.pgids === pgids) pendingLook = undefined;
+      return liveMemberCountsInSlices(pgids);
+    });
+    pendingLook = { pgids, counts };
+  }
+  pendingLook.pgids.add(pgid);
+  return pendingLook.counts.then((counts) => (counts.get(pgid) ?? 0) === 0);
+}
