@@ -3,14 +3,15 @@
 // whether the client closes cleanly or is SIGKILLed. It mirrors the SDK's StdioClientTransport
 // so a Client cannot tell the two apart; framing is the SDK's own (ReadBuffer, serializeMessage).
 import type { ChildProcess } from 'node:child_process';
-import { PassThrough, type Stream, type Writable } from 'node:stream';
+import { PassThrough, type Stream } from 'node:stream';
 import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ownedGroupIsEmptySoon, spawnOwned, terminateOwned, waitForOwnedGroupEmpty } from '../owner/owned-groups.js';
 import { MAX_GRACE_MS } from '../owner/validation.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
+import { PacedWriter } from './paced-writer.js';
 
 /** How long close() lets the server leave on its own after stdin ends; the SDK waits as long. */
 export const DEFAULT_EOF_GRACE_MS = 2000;
@@ -46,8 +47,8 @@ export class OwnedStdioClientTransport implements Transport {
   private childClosed: Promise<void> = Promise.resolve();
   /** The close() in progress: a second call shares it rather than resolving before the group is gone. */
   private closing: Promise<void> | undefined;
-  /** The sends waiting for the current stdin to drain. */
-  private drainWaiters: { stdin: Writable; settlers: Array<(error?: Error) => void> } | undefined;
+  /** Writes to the current server's stdin, at the pace it reads. */
+  private writer: PacedWriter | undefined;
 
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -91,6 +92,7 @@ export class OwnedStdioClientTransport implements Transport {
         }
         this.onclose?.();
       });
+      this.writer = child.stdin ? new PacedWriter(child.stdin) : undefined;
       child.stdin?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('data', (chunk: Buffer) => {
         try {
@@ -179,6 +181,8 @@ export class OwnedStdioClientTransport implements Transport {
     if (child) {
       this.child = undefined;
       const closed = this.childClosed;
+      // Messages still waiting their turn would only be written into a closing pipe.
+      this.writer?.dropUnwritten();
       try {
         child.stdin?.end();
       } catch {
@@ -206,43 +210,14 @@ export class OwnedStdioClientTransport implements Transport {
   }
 
   /**
-   * Writes one message; resolves once it is handed to the pipe (after 'drain' when the pipe was
-   * full). Rejects, rather than waiting forever, when stdin closes first: the server is gone or
-   * stopped reading, and the message was never delivered.
+   * Writes one message; resolves once it is handed to the pipe. While the server is not reading,
+   * later messages wait their turn unwritten (see PacedWriter), so the client buffers no more than
+   * a pipe's worth. Rejects, rather than waiting forever, when stdin closes first: the server is
+   * gone or stopped reading, and the message was never delivered.
    */
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const stdin = this.child?.stdin;
-      if (!stdin || stdin.destroyed || stdin.writableEnded) throw new Error('Not connected');
-      if (stdin.write(serializeMessage(message))) {
-        resolve();
-        return;
-      }
-      this.awaitDrain(stdin, (error) => (error ? reject(error) : resolve()));
-    });
-  }
-
-  /**
-   * Settles `settle` at the next 'drain' of `stdin` (every write before it is then handed to the
-   * pipe), or with an error if it closes first. All the sends waiting on one stdin share one
-   * listener pair: one pair per send made Node warn of a leak past ten.
-   */
-  private awaitDrain(stdin: Writable, settle: (error?: Error) => void): void {
-    if (this.drainWaiters?.stdin === stdin) {
-      this.drainWaiters.settlers.push(settle);
-      return;
-    }
-    const waiters = { stdin, settlers: [settle] };
-    this.drainWaiters = waiters;
-    const finish = (error?: Error) => {
-      stdin.off('drain', onDrain);
-      stdin.off('close', onClose);
-      if (this.drainWaiters === waiters) this.drainWaiters = undefined;
-      for (const waiter of waiters.settlers) waiter(error);
-    };
-    const onDrain = () => finish();
-    const onClose = () => finish(new Error("Not connected: the server's stdin closed before the message was written"));
-    stdin.once('drain', onDrain);
-    stdin.once('close', onClose);
+    const writer = this.child ? this.writer : undefined;
+    if (!writer) return Promise.reject(new Error('Not connected'));
+    return writer.send(message);
   }
 }
