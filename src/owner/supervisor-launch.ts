@@ -143,11 +143,17 @@ export function currentLaunchFacts(): LaunchFacts {
   return { execPath: process.execPath, versions: process.versions, env: process.env, moduleUrl, exists: existsSync };
 }
 
+/**
+ * A plan that worked out is kept; a failed one is made again at the next launch: a file that was
+ * missing may be there now (a package being reinstalled, an app archive unreadable for a moment).
+ */
 let plan: LaunchPlan | undefined;
-let warned = false;
+/** The last problem warned of: the same problem, planned again on every retry, is told once. */
+let warnedProblem: string | undefined;
 
 function currentPlan(): LaunchPlan {
-  plan ??= planSupervisorLaunch(currentLaunchFacts());
+  if (plan?.ok) return plan;
+  plan = planSupervisorLaunch(currentLaunchFacts());
   return plan;
 }
 
@@ -167,9 +173,12 @@ export function supervisorEnvironment(): NodeJS.ProcessEnv {
 /** The command line, or undefined after one process warning (LEASH_SUPERVISOR) saying why and what to do. */
 export function supervisorCommandOrWarn(): string[] | undefined {
   const current = currentPlan();
-  if (current.ok) return current.command;
-  if (!warned) {
-    warned = true;
+  if (current.ok) {
+    warnedProblem = undefined;
+    return current.command;
+  }
+  if (warnedProblem !== current.problem) {
+    warnedProblem = current.problem;
     process.emitWarning(current.problem, { code: 'LEASH_SUPERVISOR' });
   }
   return undefined;

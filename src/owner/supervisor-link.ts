@@ -29,6 +29,15 @@ export interface LinkConfig {
   needed: () => boolean;
 }
 
+/**
+ * A supervisor that could not be launched at all (no plan, a spawn refused with EMFILE or EAGAIN,
+ * this process's group unreadable) is tried again after LAUNCH_RETRY_FIRST_MS, doubling up to
+ * LAUNCH_RETRY_MAX_MS, for as long as something is to be guarded. Registrations meanwhile wait for
+ * that try (it replays them all) rather than each spawning into the same failure.
+ */
+const LAUNCH_RETRY_FIRST_MS = 100;
+const LAUNCH_RETRY_MAX_MS = 10_000;
+
 /** Exits that no restart can cure: the supervisor refused its arguments or its process group. */
 const PERMANENT_EXITS = new Set([2, 64]);
 
@@ -42,6 +51,8 @@ export class SupervisorLink {
   /** The running supervisor is the one try after a give-up: dying young, it means another give-up. */
   private onProbation = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Launches failed in a row (reset by a supervisor that runs); a try is scheduled while > 0. */
+  private launchFailures = 0;
   private releasing = new Set<Promise<void>>();
   /** Lines from notify() not yet written: flushed together, before any other write. */
   private pending = '';
@@ -57,20 +68,26 @@ export class SupervisorLink {
   /** Makes sure a supervisor runs, replaying the whole set into a new one. */
   ensure(): void {
     if (this.child) return;
-    this.start();
+    this.startUnlessRetrying();
   }
 
   /** Sends a command at once, starting a supervisor (which gets the whole replay) if none runs. */
   send(command: ControlCommand): void {
-    if (!this.child) this.start();
+    if (!this.child) this.startUnlessRetrying();
     else this.write(this.child, this.takePending() + formatControlLine(command));
   }
 
   /** Sends several commands in one write, in order (a fresh supervisor learns them from the replay). */
   sendAll(commands: readonly ControlCommand[]): void {
     if (commands.length === 0) return;
-    if (!this.child) this.start();
+    if (!this.child) this.startUnlessRetrying();
     else this.write(this.child, this.takePending() + commands.map(formatControlLine).join(''));
+  }
+
+  /** Starts a supervisor now, unless a failed launch has its next try scheduled (which replays everything). */
+  private startUnlessRetrying(): void {
+    if (this.launchFailures > 0 && this.retryTimer !== undefined) return;
+    this.start();
   }
 
   /**
@@ -106,6 +123,7 @@ export class SupervisorLink {
    */
   release(): Promise<void> {
     this.cancelRetry();
+    this.launchFailures = 0;
     const child = this.child;
     if (!child) return Promise.all(this.releasing).then(() => undefined);
     this.child = undefined;
@@ -130,11 +148,15 @@ export class SupervisorLink {
     try {
       parentPgid = ownProcessGroupId();
     } catch (error) {
-      this.warn(`cannot start the death supervisor: ${(error as Error).message}`);
+      this.launchFailed(`cannot start the death supervisor: ${(error as Error).message}`);
       return;
     }
     const launch = supervisorCommandOrWarn();
-    if (!launch) return;
+    if (!launch) {
+      // Warned by supervisorCommandOrWarn, once per problem.
+      this.launchFailed(undefined);
+      return;
+    }
     const [command, ...args] = launch;
     args.push(
       '--parent-pgid',
@@ -154,7 +176,7 @@ export class SupervisorLink {
         env: supervisorEnvironment(),
       });
     } catch (error) {
-      this.warn(`cannot start the death supervisor: ${(error as Error).message}`);
+      this.launchFailed(`cannot start the death supervisor: ${(error as Error).message}`);
       return;
     }
     this.child = child;
@@ -163,11 +185,24 @@ export class SupervisorLink {
     const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
     stdin?.unref?.();
     stdin?.on('error', () => this.lost(child));
+    child.once('spawn', () => {
+      this.launchFailures = 0;
+    });
     child.on('error', (error) => {
+      if (child.pid === undefined) {
+        // The spawn itself failed (EMFILE, EAGAIN...): nothing ran, so no restart is used up.
+        if (this.child !== child) return;
+        this.child = undefined;
+        this.launchFailed(`cannot start the death supervisor: ${error.message}`);
+        return;
+      }
       this.warn(`death supervisor failed: ${error.message}`);
       this.lost(child);
     });
-    child.on('exit', (code) => this.lost(child, code));
+    // A spawn that failed is the error handler's (no restart is used up for it).
+    child.on('exit', (code) => {
+      if (child.pid !== undefined) this.lost(child, code);
+    });
 
     const replay = this.config.replay().map(formatControlLine).join('');
     if (replay) this.write(child, replay);
@@ -223,6 +258,31 @@ export class SupervisorLink {
       this.restarts.push(Date.now());
       this.start();
       this.onProbation = this.child !== undefined;
+    }, delay);
+    // The retry must not keep the owner alive.
+    this.retryTimer.unref();
+  }
+
+  /**
+   * No supervisor could be launched: try again after a back-off (doubling, capped) while anything
+   * is to be guarded. Warns at the first failure of a run (`message` undefined: already warned).
+   */
+  private launchFailed(message: string | undefined): void {
+    if (message !== undefined && this.launchFailures === 0) this.warn(`${message}; owned groups are unguarded until it starts (retrying)`);
+    const delay = Math.min(LAUNCH_RETRY_FIRST_MS * 2 ** this.launchFailures, LAUNCH_RETRY_MAX_MS);
+    this.launchFailures += 1;
+    this.cancelRetry();
+    if (!this.config.needed()) {
+      this.launchFailures = 0;
+      return;
+    }
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (this.child || !this.config.needed()) {
+        this.launchFailures = 0;
+        return;
+      }
+      this.start();
     }, delay);
     // The retry must not keep the owner alive.
     this.retryTimer.unref();
