@@ -21,6 +21,7 @@ import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { isGroupEmptyInSlices, liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
+import { RoundRobin } from './round-robin.js';
 import type { OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 import { hasProcfs } from '../sys/procfs.js';
@@ -233,20 +234,12 @@ function flushRegistrations(): void {
   supervisor().sendAll(identifyUnwritten());
 }
 
-/** Where pruneSome goes on from: a live iterator over the owned set. */
-let pruneCursor: Iterator<number> | undefined;
+/** Where pruneSome goes on from, round the owned set. */
+const pruneRing = new RoundRobin(owned);
 
 /** Probes the next `count` owned groups (round-robin) and forgets those that are gone (ESRCH). */
 function pruneSome(count: number, except: number): void {
-  for (let i = 0; i < count; i += 1) {
-    let next = pruneCursor?.next();
-    if (!next || next.done) {
-      pruneCursor = owned.keys();
-      next = pruneCursor.next();
-      if (next.done) return;
-    }
-    if (next.value !== except && signalGroup(next.value, 0) === 'gone') forget(next.value);
-  }
+  for (const pgid of pruneRing.take(count)) if (pgid !== except && signalGroup(pgid, 0) === 'gone') forget(pgid);
 }
 
 /** Forgets every group the probe says is gone (ESRCH): one probe per group. */

@@ -26,6 +26,7 @@ import {
 } from '../sys/windows-jobs.js';
 import { waitUntil } from '../sys/wait.js';
 import type { OwnerBackend, TerminateResult } from './owner-backend.js';
+import { RoundRobin } from './round-robin.js';
 
 interface OwnedChild {
   job: Handle;
@@ -84,8 +85,21 @@ function forget(pid: number): void {
   closeHandle(child.process);
 }
 
+/** Forgets every owned child whose job is empty: one query per child (for a full listing). */
 function pruneEmpty(): void {
   for (const [pid, child] of [...owned]) if (isEmpty(child)) forget(pid);
+}
+
+/** Owned children looked at per spawn: more than the one a spawn adds, so gone ones cannot pile up. */
+const PRUNE_PER_SPAWN = 2;
+const pruneRing = new RoundRobin(owned);
+
+/** Forgets the next few owned children (round-robin) whose jobs are empty: O(1) per spawn. */
+function pruneSome(): void {
+  for (const pid of pruneRing.take(PRUNE_PER_SPAWN)) {
+    const child = owned.get(pid);
+    if (child && isEmpty(child)) forget(pid);
+  }
 }
 
 /** Puts the live process `pid` into a new kill-on-close job of its own; a string says why not. */
@@ -111,7 +125,7 @@ function adopt(pid: number): OwnedChild | string {
 /** spawnOwned on Windows: the spawn is Node's own (options as given, windowsHide and all). */
 export function spawnOwnedWindows(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   joinOwnerJob();
-  pruneEmpty();
+  pruneSome();
   // Options as given: on Windows the child is in the owner job from its creation, detached or not.
   const child = spawn(command, args, options);
   const pid = child.pid;
