@@ -34,7 +34,7 @@ test('checking twenty groups whose leaders run lists /proc not once', async () =
 
 test('groups that outlived their leaders: one shared scan answers every check of the turn', async () => {
   // The wrapper prints the pid of the sleep it leaves behind in its group, then exits.
-  const wrappers = Array.from({ length: 4 }, () => spawnOwned('sh', ['-c', 'sleep 1000 & echo $!'], options()));
+  const wrappers = Array.from({ length: 6 }, () => spawnOwned('sh', ['-c', 'sleep 1000 & echo $!'], options()));
   const members = await Promise.all(wrappers.map(async (wrapper) => (await readPids(wrapper, 1))[0]!));
   await Promise.all(wrappers.map((wrapper) => exited(wrapper)));
   const listings = countProcListings();
@@ -44,8 +44,9 @@ test('groups that outlived their leaders: one shared scan answers every check of
   } finally {
     listings.stop();
   }
-  assert.deepEqual(soon, [false, false, false, false], 'each group still has its sleep');
-  assert.equal(listings.count(), 1, 'the four checks shared one scan');
+  assert.deepEqual(soon, wrappers.map(() => false), 'each group still has its sleep');
+  // One scan for the six checks; the owner's 5 s prune tick may add its own meanwhile.
+  assert.ok(listings.count() >= 1 && listings.count() <= 2, `the six checks listed /proc ${listings.count()} times`);
   assert.equal(ownedGroupIsEmpty(wrappers[0]!.pid!), false);
 
   signalProcess(members[0]!, 'SIGKILL');
@@ -53,5 +54,5 @@ test('groups that outlived their leaders: one shared scan answers every check of
   assert.equal(await ownedGroupIsEmptySoon(wrappers[0]!.pid!), true, 'a group with only its dead member is empty');
   assert.equal(await waitForOwnedGroupEmpty(wrappers[1]!.pid!, 100), false, 'a live member outlasts a short wait');
   await Promise.all(wrappers.map((wrapper) => terminateOwned(wrapper.pid!, { graceMs: 1000 })));
-  assert.deepEqual(await Promise.all(wrappers.map((wrapper) => ownedGroupIsEmptySoon(wrapper.pid!))), [true, true, true, true]);
+  assert.deepEqual(await Promise.all(wrappers.map((wrapper) => ownedGroupIsEmptySoon(wrapper.pid!))), wrappers.map(() => true));
 });
