@@ -63,7 +63,11 @@ export function supervisorPid(): number | undefined {
   return backend.supervisorPid();
 }
 
-/** Whether no process of an owned group (the owned child's tree on Windows) runs any more. */
+/**
+ * Whether no process of an owned group (the owned child's tree on Windows) runs any more. A probe
+ * and a stat read while the leader runs; a group that outlived its leader costs a synchronous scan
+ * of /proc: in a loop, or for many groups, ask ownedGroupIsEmptySoon.
+ */
 export function ownedGroupIsEmpty(pgid: number): boolean {
   return backend.isEmpty(pgid);
 }
