@@ -73,11 +73,15 @@ export const LEADER_ALREADY_GONE = 0;
 
 /**
  * The identity to record for a group: its leader's start time (Linux), LEADER_ALREADY_GONE when
- * procfs shows no leader, or undefined where the platform cannot tell.
+ * the leader is gone, or undefined where it cannot be told (no procfs; a stat that could not be
+ * read while the pid still answers, as with no descriptor left: recording "gone" then would make
+ * the group's own leader a stranger).
  */
 export function groupLeaderIdentity(pgid: number): number | undefined {
   if (!hasProcfs()) return undefined;
-  return readProcStat(pgid)?.startTime ?? LEADER_ALREADY_GONE;
+  const stat = readProcStat(pgid);
+  if (stat) return stat.startTime;
+  return signalProcess(pgid, 0) === 'gone' ? LEADER_ALREADY_GONE : undefined;
 }
 
 /**
@@ -87,7 +91,10 @@ export function groupLeaderIdentity(pgid: number): number | undefined {
 export function isProcessAlive(pid: number, startTime?: number): boolean {
   if (hasProcfs()) {
     const stat = readProcStat(pid);
-    if (!stat || isDeadState(stat.state)) return false;
+    // Unreadable while the pid answers (no descriptor left, say): not known to be dead, and
+    // callers wait or check identity again before they act on it.
+    if (!stat) return signalProcess(pid, 0) !== 'gone';
+    if (isDeadState(stat.state)) return false;
     return startTime === undefined || stat.startTime === startTime;
   }
   return signalProcess(pid, 0) !== 'gone';
