@@ -15,9 +15,9 @@ const CALLER_UID = 1; // daemon: runs leash reap and owns the servers
 const OTHER_UID = 65534; // nobody: holds pipe ends the caller cannot see
 const CROSS_USER_PIPE = `${FIXTURES}reap/cross-user-pipe.py`;
 
-/** WRITER (as nobody) | READER (as the caller), through a pipe the caller's user made. */
-function crossUserPipe(writer: string[], reader: string[]): string {
-  return ['python3', CROSS_USER_PIPE, String(OTHER_UID), String(CALLER_UID), ...writer, '--', ...reader].map(q).join(' ');
+/** WRITER | READER, each as its user, through a pipe the caller's user made. */
+function crossUserPipe(writer: [number, string[]], reader: [number, string[]]): string {
+  return ['python3', CROSS_USER_PIPE, String(writer[0]), String(reader[0]), String(CALLER_UID), ...writer[1], '--', ...reader[1]].map(q).join(' ');
 }
 
 test('a stdin fed by a process reap cannot read is never ended as leaked', { skip: process.getuid?.() !== 0 && 'needs root to start processes as two users' }, async (t) => {
@@ -40,9 +40,11 @@ test('a stdin fed by a process reap cannot read is never ended as leaked', { ski
 
   const node = (role: string) => [process.execPath, IDLE, marker, role];
   // fed: stdin a pipe whose only writer is another user's idle process.
-  await runShell(crossUserPipe(node('writer'), node('fed')), mark, ready);
+  await runShell(crossUserPipe([OTHER_UID, node('writer')], [CALLER_UID, node('fed')]), mark, ready);
   // waiting: the same, but the writer put bytes in the pipe that were never read.
-  await runShell(crossUserPipe(['/bin/sh', '-c', `echo pending; exec ${idle(marker, 'writer2')}`], node('waiting')), mark, ready);
+  await runShell(crossUserPipe([OTHER_UID, ['/bin/sh', '-c', `echo pending; exec ${idle(marker, 'writer2')}`]], [CALLER_UID, node('waiting')]), mark, ready);
+  // read: stdin /dev/null, stdout a pipe whose only reader is another user's process.
+  await runShell(crossUserPipe([CALLER_UID, node('read')], [OTHER_UID, node('reader')]), mark, ready);
   // cut: a real leak of the caller's own, its writer gone; the caller must still find it.
   await runShell(`true | ${idle(marker, 'cut')} >/dev/null 2>&1 &`, mark, ready, CALLER_UID);
   const pids = {
@@ -51,10 +53,13 @@ test('a stdin fed by a process reap cannot read is never ended as leaked', { ski
     fed: remember(await ready.pid('fed')),
     waiting: remember(await ready.pid('waiting')),
     cut: remember(await ready.pid('cut')),
+    read: remember(await ready.pid('read')),
+    reader: remember(await ready.pid('reader')),
   };
   assert.equal(processUid(pids.writer), OTHER_UID);
   assert.equal(processUid(pids.fed), CALLER_UID);
-  for (const pid of [pids.fed, pids.waiting, pids.cut]) assert.equal(readProcStat(pid)?.ppid, 1, 'orphaned, like a leak');
+  assert.equal(processUid(pids.reader), OTHER_UID);
+  for (const pid of [pids.fed, pids.waiting, pids.cut, pids.read]) assert.equal(readProcStat(pid)?.ppid, 1, 'orphaned, like a leak');
 
   const killed = runReap(['--match', marker, '--kill', '--grace', '1s'], CALLER_UID);
   assert.equal(killed.code, 1, killed.stderr);
@@ -62,10 +67,12 @@ test('a stdin fed by a process reap cannot read is never ended as leaked', { ski
   // The leak is still found and ended: the kernel says its writer is gone.
   assert.deepEqual(killed.report.trees.map((tree) => [tree.pid, tree.reasons, tree.kill?.result]), [[pids.cut, ['stdin-no-writer'], 'ended']]);
   // The fed one has a writer (the kernel says so though its holder is unseen): not listed at all.
-  assert.ok(!killed.report.unknown.some((tree) => tree.pid === pids.fed), 'a fed process is not even unknown');
+  // So has the stdout of the one that is read: it is not listed either.
+  for (const pid of [pids.fed, pids.read]) assert.ok(!killed.report.unknown.some((tree) => tree.pid === pid), `${pid} is not even unknown`);
   // The one with bytes waiting cannot be decided: unknown, and left alone.
   assert.deepEqual(killed.report.unknown.map((tree) => [tree.pid, tree.reasons, tree.unproven]), [[pids.waiting, [], ['stdin-no-writer']]]);
   assert.ok(isProcessAlive(pids.fed), 'the fed process was ended');
+  assert.ok(isProcessAlive(pids.read), 'the read process was ended');
   assert.ok(isProcessAlive(pids.waiting), 'the undecided process was ended without --include-unknown');
   assert.ok(!isProcessAlive(pids.cut));
 
