@@ -102,24 +102,36 @@ export function currentCaller(stats: ReadonlyMap<number, ProcStat>): Caller {
   return { pid: process.pid, uid: process.getuid?.(), sid: stats.get(process.pid)?.sid ?? -1, ancestors };
 }
 
-function commandText(pid: number, stat: ProcStat | undefined): string {
-  const argv = readCommandLine(pid);
+/** A process's argument vector (undefined when gone or a kernel thread), as one scan reads it. */
+type CommandLines = (pid: number) => string[] | undefined;
+
+/**
+ * Command lines read at most once per scan: one process is asked about up to four times (as a
+ * parent, as a candidate, as a possible supervisor, as a tree member), each a procfs open and read.
+ */
+function commandLinesOnce(): CommandLines {
+  const cache = new Map<number, string[] | undefined>();
+  return (pid) => {
+    if (cache.has(pid)) return cache.get(pid);
+    const argv = readCommandLine(pid);
+    cache.set(pid, argv);
+    return argv;
+  };
+}
+
+function commandText(pid: number, stat: ProcStat | undefined, argvOf: CommandLines): string {
+  const argv = argvOf(pid);
   if (argv) return argv.join(' ');
   return stat ? `[${pid}]` : '?';
 }
 
 /**
  * Whether a process is a per-user service manager (`systemd --user`): the subreaper that adopts
- * a desktop session's orphans. Cached per pid for one scan.
+ * a desktop session's orphans.
  */
-function isUserManager(pid: number, cache: Map<number, boolean>): boolean {
-  let known = cache.get(pid);
-  if (known === undefined) {
-    const argv = readCommandLine(pid);
-    known = argv !== undefined && /(^|\/)systemd$/.test(argv[0]!) && argv.includes('--user');
-    cache.set(pid, known);
-  }
-  return known;
+function isUserManager(pid: number, argvOf: CommandLines): boolean {
+  const argv = argvOf(pid);
+  return argv !== undefined && /(^|\/)systemd$/.test(argv[0]!) && argv.includes('--user');
 }
 
 /**
@@ -128,12 +140,12 @@ function isUserManager(pid: number, cache: Map<number, boolean>): boolean {
  * caller its leader), so a parent in another session did not fork it: it adopted it. A session
  * leader carries no such evidence; it counts as orphaned only under init or `systemd --user`.
  */
-function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, managers: Map<number, boolean>): boolean {
+function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, argvOf: CommandLines): boolean {
   if (stat.ppid === 1) return true;
   const parent = stats.get(stat.ppid);
   if (parent === undefined) return false;
   if (stat.pid !== stat.sid) return parent.sid !== stat.sid;
-  return isUserManager(parent.pid, managers);
+  return isUserManager(parent.pid, argvOf);
 }
 
 /** Never judged, never signalled: pid 1, the caller, its ancestors and session, other users'. */
@@ -171,8 +183,8 @@ function channelOf(target: string | undefined, sockets: Map<number, UnixSocketIn
  * LEASH_OWNER_TOKEN=T is one of the owned (supervisors start with a scrubbed environment), so its
  * argv is no evidence.
  */
-function supervisorToken(pid: number): string | undefined {
-  const argv = readCommandLine(pid);
+function supervisorToken(pid: number, argvOf: CommandLines): string | undefined {
+  const argv = argvOf(pid);
   if (!argv) return undefined;
   let token: string | undefined;
   for (let at = 0; at < argv.length && token === undefined; at += 1) {
@@ -188,11 +200,11 @@ function supervisorToken(pid: number): string | undefined {
  * a live owner: the library gives it only to children, and leaked processes carry it themselves.
  * Erring here only spares a tree; it never ends one.
  */
-function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
+function liveSupervisorTokens(stats: Iterable<ProcStat>, argvOf: CommandLines): Set<string> {
   const tokens = new Set<string>();
   for (const stat of stats) {
     if (isDeadState(stat.state)) continue;
-    const token = supervisorToken(stat.pid);
+    const token = supervisorToken(stat.pid, argvOf);
     if (token !== undefined) tokens.add(token);
   }
   return tokens;
@@ -306,9 +318,9 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
 
   const candidates: Candidate[] = [];
   const inodes = new Set<number>();
-  const managers = new Map<number, boolean>();
+  const argvOf = commandLinesOnce();
   for (const stat of all) {
-    if (isDeadState(stat.state) || !isOrphaned(stat, stats, managers) || isProtected(stat, who)) continue;
+    if (isDeadState(stat.state) || !isOrphaned(stat, stats, argvOf) || isProtected(stat, who)) continue;
     const stdinTarget = readFdTarget(stat.pid, 0);
     if (isTerminalTarget(stdinTarget)) continue;
     const candidate: Candidate = {
@@ -321,7 +333,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     if (candidate.stdin === undefined && candidate.stdout === undefined && candidate.stderr === undefined && candidate.token === undefined) continue;
     // A death supervisor whose owner died is orphaned and cut off by design: it is at work (the
     // grace, then SIGKILL) and leaves by itself. Ending it would spare what it was about to kill.
-    if (supervisorToken(stat.pid) !== undefined) continue;
+    if (supervisorToken(stat.pid, argvOf) !== undefined) continue;
     for (const channel of [candidate.stdin, candidate.stdout, candidate.stderr]) {
       if (channel?.kind === 'pipe') inodes.add(channel.inode);
     }
@@ -330,7 +342,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
 
   const scan: PipeHolderScan =
     inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), unreadable: [], denied: [], unsure: new Set(), fdsSeen: 0 };
-  const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
+  const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all, argvOf) : new Set<string>();
 
   // "No holder seen" proves "no holder" only if every process that could hold a pipe was read.
   const hidden = inodes.size > 0 ? partialProcessView() : undefined;
@@ -364,14 +376,14 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
       above = stats.get(above.ppid);
     }
     if (nested) continue;
-    const members = collectMembers(top, byParent, who);
+    const members = collectMembers(top, byParent, who, argvOf);
     if (!members) continue;
     (verdict.leaked ? trees : unknown).push({
       pid,
       startTime: top.startTime,
       command: members[0]!.command,
       ageSeconds: Math.max(0, Math.round(uptime - top.startTime / CLOCK_TICKS_PER_SECOND)),
-      parent: { pid: top.ppid, command: commandText(top.ppid, stats.get(top.ppid)) },
+      parent: { pid: top.ppid, command: commandText(top.ppid, stats.get(top.ppid), argvOf) },
       reasons: verdict.reasons,
       unproven: verdict.unproven,
       members,
@@ -393,7 +405,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
 }
 
 /** The top and its descendants; undefined when any of them is protected or on a terminal. */
-function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller): TreeMember[] | undefined {
+function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller, argvOf: CommandLines): TreeMember[] | undefined {
   const members: TreeMember[] = [];
   const pending = [top];
   const seen = new Set<number>();
@@ -407,7 +419,7 @@ function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller
     members.push({
       pid: stat.pid,
       startTime: stat.startTime,
-      command: commandText(stat.pid, stat),
+      command: commandText(stat.pid, stat, argvOf),
       rssKb: readResidentKb(stat.pid) ?? 0,
     });
     pending.push(...(byParent.get(stat.pid) ?? []));
