@@ -40,6 +40,53 @@ function isAbsent(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+interface Manifest {
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+/**
+ * Where Node would find package `name` for code in `from`: the first `node_modules/NAME` in `from`
+ * or a folder above it. Only the part inside `within` is ours to vouch for.
+ */
+function nodeModulesLookup(from: string, name: string): string | undefined {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name);
+    try {
+      lstatSync(candidate);
+      return candidate;
+    } catch (error) {
+      if (!isAbsent(error)) throw error;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * The dependencies of the package at `dir` (a real path), and theirs, under the package's own
+ * rules: Node resolves them from the package upwards, so each one it would find must lie inside
+ * `within` and pass the same checks. A dependency installed nowhere is left to fail at import.
+ */
+function vetDependencies(dir: string, manifest: Manifest, within: string, uid: number, seen: Set<string>): TrustProblem | undefined {
+  for (const name of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
+    const found = nodeModulesLookup(dir, name);
+    if (found === undefined) continue;
+    const real = realpathSync(found);
+    if (!isWithin(within, found) || !isWithin(within, real)) {
+      return { path: found, reason: `where Node would load its dependency ${name} from, outside ${within}` };
+    }
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const problem =
+      vetDirectoriesDown(within, realpathSync(dirname(found)), uid) ??
+      vetDirectoriesDown(within, real, uid) ??
+      vetTree(real, uid, within, new Set(['node_modules'])) ??
+      vetDependencies(real, JSON.parse(readFileSync(join(real, 'package.json'), 'utf8')) as Manifest, within, uid, seen);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 /**
  * The package at `place`: its ES entry, a refusal, or undefined when it is not there. `uid`
  * undefined (Windows) skips the ownership and mode checks; the places stay the same.
@@ -65,7 +112,11 @@ function inspectPlace(place: CheckPlace, uid: number | undefined): Located {
     if (problem) return { refused: problem, dir: place.dir };
   }
   // require.resolve would pick the CommonJS entry: take the ES entry the manifest names.
-  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': { default: string } } };
+  const { exports, ...deps } = JSON.parse(readFileSync(manifest, 'utf8')) as Manifest & { exports: { '.': { default: string } } };
+  if (uid !== undefined) {
+    const problem = vetDependencies(real, deps, within, uid, new Set([real]));
+    if (problem) return { refused: problem, dir: place.dir };
+  }
   const entry = realpathSync(join(real, exports['.'].default));
   if (!isWithin(real, entry)) return { refused: { path: entry, reason: `outside the package ${real}` }, dir: place.dir };
   return { entry };

@@ -27,9 +27,14 @@ before(() => {
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A proc-leash-check at `dir` whose loading writes `marker`; files 0644, folders 0755. */
-function plant(dir: string, marker: string): void {
+function plant(dir: string, marker: string, dependencies: Record<string, string> = {}): void {
   mkdirSync(join(dir, 'dist'), { recursive: true, mode: 0o755 });
-  const manifest = { name: 'proc-leash-check', type: 'module', exports: { '.': { default: './dist/index.js' }, './package.json': './package.json' } };
+  const manifest = {
+    name: 'proc-leash-check',
+    type: 'module',
+    exports: { '.': { default: './dist/index.js' }, './package.json': './package.json' },
+    dependencies,
+  };
   writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest), { mode: 0o644 });
   writeFileSync(
     join(dir, 'dist/index.js'),
@@ -152,6 +157,40 @@ describe('leash check: where proc-leash-check is loaded from', () => {
       } finally {
         rmSync(sibling, { recursive: true, force: true });
       }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a copy whose dependency Node would load from outside the project; vets the ones inside', () => {
+    const { root, project, marker } = layout('dependency');
+    const dependency = (dir: string) => {
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      writeFileSync(join(dir, 'package.json'), '{"name":"leash-test-dependency","type":"module"}\n', { mode: 0o644 });
+      chmodSync(dir, 0o755);
+      chmodSync(dirname(dir), 0o755);
+    };
+    try {
+      plant(join(project, 'node_modules/proc-leash-check'), marker, { 'leash-test-dependency': '1.0.0' });
+      // Not installed in the project, but in a folder above it: Node would take that one.
+      dependency(join(root, 'node_modules/leash-test-dependency'));
+      const above = leashCheck(project);
+      assert.equal(above.code, 2, above.stderr);
+      assert.match(above.stderr, /where Node would load its dependency leash-test-dependency from, outside /);
+      assert.equal(existsSync(marker), false, 'the package ran with a dependency from above');
+
+      const inside = join(project, 'node_modules/leash-test-dependency');
+      dependency(inside);
+      chmodSync(join(inside, 'package.json'), 0o666);
+      const writable = leashCheck(project);
+      assert.equal(writable.code, 2, writable.stderr);
+      assert.match(writable.stderr, /leash-test-dependency\/package\.json is writable by everyone/);
+      assert.equal(existsSync(marker), false);
+
+      chmodSync(join(inside, 'package.json'), 0o644);
+      const sound = leashCheck(project);
+      assert.equal(sound.code, PLANTED_EXIT, sound.stderr);
+      assert.equal(existsSync(marker), true);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
