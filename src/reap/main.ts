@@ -44,7 +44,9 @@ export async function reapMain(argv: string[]): Promise<number> {
       writeDiagnostic(`leash reap: warning: sock_diag unavailable (${(error as Error).message}); stdio sockets are not judged\n`);
     }
   } else {
-    writeDiagnostic(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
+    writeDiagnostic(
+      `leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged, and a pipe only where every process can be read\n`,
+    );
   }
   const scan = scanLeakedTrees(sockets);
   const wanted = (tree: LeakedTree) =>

@@ -56,7 +56,8 @@ export interface LeakedTree {
   reasons: LeakReason[];
   /**
    * Signs it saw but could not prove: no holder of the far end was seen, but some process that
-   * may hold it could not be looked at. Non-empty only for an unknown tree.
+   * may hold it could not be looked at, and the kernel could not be asked. What makes an unknown
+   * tree unknown; beside the proven signs of a leaked one, output streams it could not settle.
    */
   unproven: LeakReason[];
   /** The top first, then its descendants. */
@@ -263,7 +264,7 @@ function judge(candidate: Candidate, farEnd: FarEndOf, supervisors: Set<string>)
   if (candidate.token !== undefined) reasons.push('owner-gone');
   // A stdin that may still be fed outweighs every other sign: the process may be in use.
   if (unproven.includes('stdin-no-writer')) return { leaked: false, reasons, unproven };
-  if (reasons.length > 0) return { leaked: true, reasons, unproven: [] };
+  if (reasons.length > 0) return { leaked: true, reasons, unproven };
   return unproven.length > 0 ? { leaked: false, reasons, unproven } : undefined;
 }
 
