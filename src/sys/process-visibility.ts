@@ -16,14 +16,16 @@ function procMountOptions(): string[] | undefined {
   } catch {
     return undefined;
   }
+  // Mounts stack: the last one on /proc is the one in effect.
+  let options: string[] | undefined;
   for (const line of text.split('\n')) {
     // id parent major:minor root mount-point options [optional...] - type source super-options
     const fields = line.split(' ');
     const dash = fields.indexOf('-');
     if (dash < 0 || fields[4] !== '/proc' || fields[dash + 1] !== 'proc') continue;
-    return [...fields[5]!.split(','), ...(fields[dash + 3] ?? '').split(',')];
+    options = [...fields[5]!.split(','), ...(fields[dash + 3] ?? '').split(',')];
   }
-  return undefined;
+  return options;
 }
 
 /**
