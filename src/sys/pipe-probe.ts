@@ -2,7 +2,7 @@
 // without seeing who holds it: the answer stands even when the holder is a process we cannot look
 // at (another user's, hidden by hidepid, outside our pid namespace). Nothing is read from or
 // written to the pipe. Linux only; needs the native calls (loadNative) for tee(2) and poll(2).
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync } from 'node:fs';
 import { closeFd, makePipe, pollNow, teeNonBlocking } from './native.js';
 
 /** 'none': proven that no process holds that end; 'some': one does; 'undecided': not provable now. */
@@ -26,6 +26,8 @@ function reopenPipe(pid: number, fd: number, inode: number, access: number): num
     return undefined;
   }
   try {
+    // An anonymous pipe by name (a FIFO on disk reads as its path) and by inode.
+    if (readlinkSync(`/proc/self/fd/${pathFd}`) !== `pipe:[${inode}]`) return undefined;
     const stats = fstatSync(pathFd);
     if (!stats.isFIFO() || stats.ino !== inode) return undefined;
     // O_NONBLOCK: opening a pipe end never waits for the other side.
