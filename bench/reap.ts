@@ -3,12 +3,18 @@
 // trees: orphans whose stdin pipe lost its writer; some idle pipelines whose writer lives),
 // times full scans in-process (wall and CPU: the scan is synchronous, one core) and the whole
 // CLI pinned to one core, checks that exactly the planted leaks are found, then ends everything.
-// Usage: node dist/bench/reap.js [--processes N] [--fds N] [--leaks N] [--runs N]
+// A few leaks carry a leash owner token (no supervisor), so the supervisor search runs too.
+// With --compare DIR (the dist/ of another build: DIR/src/reap/scan.js), the two builds' scans
+// run interleaved on the same machine, A then B then B then A..., with their /proc/<pid>/cmdline
+// reads counted: a side-by-side comparison a loaded machine does not skew one way.
+// Usage: node dist/bench/reap.js [--processes N] [--fds N] [--leaks N] [--runs N] [--compare DIR]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import fs, { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { scanLeakedTrees } from '../src/reap/scan.js';
 import { loadNative } from '../src/sys/native.js';
 import { findEnvironmentCarriers, isProcessAlive, signalProcess } from '../src/sys/processes.js';
@@ -28,6 +34,22 @@ const targetProcesses = option('--processes', 1000);
 const targetFds = option('--fds', 10_000);
 const leaks = option('--leaks', 40);
 const runs = option('--runs', 15);
+const tokenLeaks = option('--token-leaks', 5);
+const compareAt = process.argv.indexOf('--compare');
+const compareDir = compareAt >= 0 ? resolve(process.argv[compareAt + 1]!) : undefined;
+
+// Counts /proc/<pid>/cmdline reads: every module's named import of readFileSync sees the wrapper.
+let cmdlineReads = 0;
+const cmdlinePaths = new Set<string>();
+const realReadFileSync = fs.readFileSync;
+fs.readFileSync = ((path: unknown, ...rest: unknown[]) => {
+  if (typeof path === 'string' && path.endsWith('/cmdline')) {
+    cmdlineReads += 1;
+    cmdlinePaths.add(path);
+  }
+  return (realReadFileSync as (...args: unknown[]) => unknown)(path, ...rest);
+}) as typeof fs.readFileSync;
+syncBuiltinESMExports();
 const mark = `b${randomBytes(6).toString('hex')}`;
 const marker = `leash-reap-bench-${mark}`;
 const env = { ...process.env, LEASH_BENCH_MARK: mark };
@@ -71,8 +93,10 @@ async function main(): Promise<void> {
   const pipelines = Math.max(1, Math.floor(leaks / 2));
   sh(`i=0; while [ $i -lt ${leaks} ]; do true | sh -c 'sleep 3600; :' ${marker} >/dev/null 2>&1 & i=$((i+1)); done`);
   sh(`i=0; while [ $i -lt ${pipelines} ]; do sleep 3600 </dev/null | sh -c 'sleep 3600; :' ${marker}-control >/dev/null 2>&1 & i=$((i+1)); done`);
+  // Leaked by a leash owner whose supervisor is gone: stdio /dev/null, only the token tells.
+  sh(`i=0; while [ $i -lt ${tokenLeaks} ]; do LEASH_OWNER_TOKEN=${mark}$i sh -c 'sleep 3600; :' ${marker}-token </dev/null >/dev/null 2>&1 & i=$((i+1)); done`);
   // Bulk: plain sleeps holding extra descriptors (/dev/null), until both targets are met.
-  const planted = 2 * leaks + 3 * pipelines;
+  const planted = 2 * leaks + 3 * pipelines + 2 * tokenLeaks;
   // A margin (other users' processes come and go meanwhile), and never fewer than 200, so
   // that the descriptor target is met even on a machine already busy with processes.
   const bulk = Math.max(200, targetProcesses - before.processes - planted + 25);
@@ -87,22 +111,58 @@ async function main(): Promise<void> {
   await waitUntil(() => findEnvironmentCarriers(markEntry).length >= bulk + planted, 60_000);
   const load = machineLoad();
 
-  const wall: number[] = [];
-  const cpu: number[] = [];
+  type Scan = typeof scanLeakedTrees;
+  interface Build {
+    name: string;
+    scan: Scan;
+    wall: number[];
+    cpu: number[];
+    cmdlineReads: number[];
+    /** Reads of a process's cmdline beyond its first, in one scan. */
+    cmdlineRereads: number[];
+  }
+  const builds: Build[] = [{ name: 'this build', scan: scanLeakedTrees, wall: [], cpu: [], cmdlineReads: [], cmdlineRereads: [] }];
+  if (compareDir) {
+    const other = (await import(pathToFileURL(join(compareDir, 'src/reap/scan.js')).href)) as { scanLeakedTrees: Scan };
+    // Its own module instances: its native calls load apart from this build's.
+    await ((await import(pathToFileURL(join(compareDir, 'src/sys/native.js')).href)) as { loadNative: () => Promise<boolean> }).loadNative();
+    builds.push({ name: compareDir, scan: other.scanLeakedTrees, wall: [], cpu: [], cmdlineReads: [], cmdlineRereads: [] });
+  }
+  const loadBefore = loadavg()[0]!;
   let found = 0;
+  let foundTokens = 0;
   let fdsSeen = 0;
   for (let run = 0; run < runs; run += 1) {
-    const started = performance.now();
-    const usage = process.cpuUsage();
-    const result = scanLeakedTrees(readUnixSockets());
-    const spent = process.cpuUsage(usage);
-    wall.push(performance.now() - started);
-    cpu.push((spent.user + spent.system) / 1000);
-    found = result.trees.filter((tree) => tree.command.endsWith(marker)).length;
-    const falsePositives = result.trees.filter((tree) => tree.command.includes(`${marker}-control`)).length;
-    if (falsePositives > 0) throw new Error(`${falsePositives} idle-writer controls were listed`);
-    fdsSeen = result.fdsSeen;
+    // ABBA: each build goes first as often as second.
+    const order = run % 2 === 0 ? builds : [...builds].reverse();
+    for (const build of order) {
+      const sockets = readUnixSockets();
+      cmdlineReads = 0;
+      cmdlinePaths.clear();
+      const started = performance.now();
+      const usage = process.cpuUsage();
+      const result = build.scan(sockets);
+      const spent = process.cpuUsage(usage);
+      build.wall.push(performance.now() - started);
+      build.cpu.push((spent.user + spent.system) / 1000);
+      build.cmdlineReads.push(cmdlineReads);
+      build.cmdlineRereads.push(cmdlineReads - cmdlinePaths.size);
+      const mine = result.trees.filter((tree) => tree.command.endsWith(marker)).length;
+      const tokens = result.trees.filter((tree) => tree.command.endsWith(`${marker}-token`)).length;
+      const falsePositives = result.trees.filter((tree) => tree.command.includes(`${marker}-control`)).length;
+      if (falsePositives > 0) throw new Error(`${build.name}: ${falsePositives} idle-writer controls were listed`);
+      if (build === builds[0]) {
+        found = mine;
+        foundTokens = tokens;
+        fdsSeen = result.fdsSeen;
+      } else if (mine !== found || tokens !== foundTokens) {
+        throw new Error(`${build.name} found ${mine} + ${tokens} token leaks, this build ${found} + ${foundTokens}`);
+      }
+    }
   }
+  const loadAfter = loadavg()[0]!;
+  const wall = builds[0]!.wall;
+  const cpu = builds[0]!.cpu;
 
   // The whole command, pinned to one core: node start-up, koffi, scan, JSON out.
   const cliWall: number[] = [];
@@ -133,6 +193,16 @@ async function main(): Promise<void> {
     fdsScanned: fdsSeen,
     plantedLeaks: leaks,
     found,
+    plantedTokenLeaks: tokenLeaks,
+    foundTokenLeaks: foundTokens,
+    loadAverage: { before: loadBefore, after: loadAfter },
+    builds: builds.map((build) => ({
+      name: build.name,
+      scanCpuMs: { p50: percentile(build.cpu, 50), p90: percentile(build.cpu, 90) },
+      scanWallMs: { p50: percentile(build.wall, 50), min: Math.min(...build.wall) },
+      cmdlineReadsPerScan: percentile(build.cmdlineReads, 50),
+      cmdlineRereadsPerScan: percentile(build.cmdlineRereads, 50),
+    })),
     idleWriterControls: pipelines,
     scanWallMs: { p50: percentile(wall, 50), p90: percentile(wall, 90), min: Math.min(...wall) },
     scanCpuMs: { p50: percentile(cpu, 50), p90: percentile(cpu, 90) },
@@ -149,10 +219,21 @@ async function main(): Promise<void> {
   console.log(`| \`leash reap --json\`, whole command${pin.length ? ', taskset -c 0' : ''} | ${row.cliWallMs.p50.toFixed(0)} ms | min ${row.cliWallMs.min.toFixed(0)} ms | |`);
   if (row.cliCpuMs) console.log(`| \`leash reap --json\`, whole command, CPU (user + system) | ${row.cliCpuMs.p50.toFixed(0)} ms | min ${row.cliCpuMs.min.toFixed(0)} ms | ≤ 300 ms |`);
   console.log(`| \`--kill\` of ${leaks} trees (grace 5 s, sleep leaves on TERM) | ${row.killAllMs} ms | | |`);
-  console.log(`found ${found}/${leaks} planted leaks, 0 controls; --kill ended ${ended}/${leaks}`);
+  console.log(`found ${found}/${leaks} planted leaks and ${foundTokens}/${tokenLeaks} token leaks, 0 controls; --kill ended ${ended}/${leaks}`);
+  console.log(`load average (1 min) ${loadBefore.toFixed(2)} before the scans, ${loadAfter.toFixed(2)} after`);
+  if (builds.length > 1) {
+    console.log(`\n${runs} interleaved scans per build (ABBA):`);
+    console.log('| build | scan CPU p50 | p90 | wall p50 | /proc/<pid>/cmdline reads per scan (of which re-reads) |');
+    console.log('|---|---|---|---|---|');
+    for (const build of row.builds) {
+      console.log(
+        `| ${build.name} | ${build.scanCpuMs.p50.toFixed(1)} ms | ${build.scanCpuMs.p90.toFixed(1)} ms | ${build.scanWallMs.p50.toFixed(1)} ms | ${build.cmdlineReadsPerScan} (${build.cmdlineRereadsPerScan}) |`,
+      );
+    }
+  }
   mkdirSync(join(REPO, 'bench/results'), { recursive: true });
   writeFileSync(join(REPO, 'bench/results/reap.json'), `${JSON.stringify({ node: process.version, runs, ...row }, null, 2)}\n`);
-  if (found !== leaks || ended !== leaks) process.exitCode = 1;
+  if (found !== leaks || foundTokens !== tokenLeaks || ended !== leaks) process.exitCode = 1;
 }
 
 try {

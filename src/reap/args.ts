@@ -1,7 +1,7 @@
 // `leash reap` command line: flags, durations ("90s", "2h") and sizes ("100M", "1.5GiB").
 
 export const REAP_USAGE =
-  'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--kill [--grace DURATION]]';
+  'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--include-unknown] [--kill [--grace DURATION]]';
 
 /** What `leash reap --help` (and `leash help reap`) prints. */
 export const REAP_HELP = `${REAP_USAGE}
@@ -10,13 +10,17 @@ Lists process trees other clients leaked (Linux): an orphaned top process (paren
 subreaper) whose stdin has no writer left (pipe) or no peer (unix socket), whose stdout or stderr
 has no reader, or which carries a leash owner token whose supervisor is gone. Largest first, with a
 total. Never listed or signalled: pid 1, the caller's ancestors and session, other users' processes
-unless root, anything whose stdin is a terminal or still has a writer.
+unless root, anything whose stdin is a terminal or still has a writer. A tree whose pipe ends may
+be held by a process reap cannot look at (another user's, hidden by hidepid, outside a container)
+is unknown, not leaked: shown apart, never ended unless --include-unknown says so.
 
 options:
   --json                 one JSON document instead of the table
   --match REGEX          only trees whose top process's command line matches
   --older-than DURATION  only trees whose top has run at least that long (90s, 5m, 2h, 1d)
   --min-memory SIZE      only trees with at least that much resident memory (512K, 100M, 1.5G)
+  --include-unknown      count unknown trees as leaked: list them with the rest and, with
+                         --kill, end them (a process reap cannot see may still feed them)
   --kill                 end the listed trees: SIGTERM, the grace, SIGKILL, each target's
                          identity (pidfd, start time) proven right before each signal
   --grace DURATION       between SIGTERM and SIGKILL (default 5s, at most 600s)
@@ -35,6 +39,7 @@ const MAX_GRACE_MS = 600_000;
 export interface ReapArguments {
   json: boolean;
   kill: boolean;
+  includeUnknown: boolean;
   graceMs: number;
   match?: RegExp;
   olderThanSeconds?: number;
@@ -62,7 +67,7 @@ export function parseSizeKb(text: string): number | undefined {
 
 /** Parses the flags; a string is the usage error to print. */
 export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
-  const parsed: ReapArguments = { json: false, kill: false, graceMs: DEFAULT_GRACE_MS, help: false };
+  const parsed: ReapArguments = { json: false, kill: false, includeUnknown: false, graceMs: DEFAULT_GRACE_MS, help: false };
   // A value flag given twice is refused: the second --match replacing the first would widen --kill.
   const given = new Set<string>();
   for (let i = 0; i < argv.length; i += 1) {
@@ -84,12 +89,14 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
     switch (flag) {
       case '--json':
       case '--kill':
+      case '--include-unknown':
       case '--help':
       case '-h': {
         const refused = bare();
         if (refused) return refused;
         if (flag === '--json') parsed.json = true;
         else if (flag === '--kill') parsed.kill = true;
+        else if (flag === '--include-unknown') parsed.includeUnknown = true;
         else parsed.help = true;
         break;
       }

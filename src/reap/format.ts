@@ -1,5 +1,5 @@
 // What `leash reap` prints: a table for people, one JSON document for scripts.
-import { REASON_TEXT, type LeakedTree } from './scan.js';
+import { REASON_TEXT, UNPROVEN_TEXT, type LeakedTree } from './scan.js';
 import type { TreeOutcome } from './terminate.js';
 
 export function formatSize(kb: number): string {
@@ -32,9 +32,14 @@ function pad(cells: string[], widths: number[]): string {
   return cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
 }
 
-export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly TreeOutcome[]): string {
+function reasonText(tree: LeakedTree): string {
+  return [...tree.reasons.map((reason) => REASON_TEXT[reason]), ...tree.unproven.map((reason) => UNPROVEN_TEXT[reason])].join('; ');
+}
+
+/** `kind` names what the rows are in the summary line: 'leaked' or 'unknown'. */
+export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly TreeOutcome[], kind = 'leaked'): string {
   const total = trees.reduce((sum, tree) => sum + tree.rssKb, 0);
-  const summary = `${trees.length} leaked tree${trees.length === 1 ? '' : 's'}, ${formatSize(total)}`;
+  const summary = `${trees.length} ${kind} tree${trees.length === 1 ? '' : 's'}, ${formatSize(total)}`;
   if (trees.length === 0) return `${summary}\n`;
   const byPid = new Map(outcomes?.map((outcome) => [outcome.pid, outcome]));
   const header = ['PID', 'AGE', 'PARENT', 'PROCS', 'RSS', 'REASON', ...(outcomes ? ['RESULT'] : []), 'COMMAND'];
@@ -44,7 +49,7 @@ export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly Tr
     `${tree.parent.pid} ${clip(printable(tree.parent.command.split(' ')[0]!.split('/').pop()!), 16)}`,
     String(tree.members.length),
     formatSize(tree.rssKb),
-    tree.reasons.map((reason) => REASON_TEXT[reason]).join('; '),
+    reasonText(tree),
     ...(outcomes ? [byPid.get(tree.pid)?.result ?? '-'] : []),
     clip(printable(tree.command), 100),
   ]);
@@ -54,28 +59,37 @@ export function formatTable(trees: readonly LeakedTree[], outcomes?: readonly Tr
 
 export function formatJson(
   trees: readonly LeakedTree[],
-  extra: { uninspected: number; nestedPidNamespace: boolean; outcomes?: readonly TreeOutcome[] },
+  extra: {
+    unknown: readonly LeakedTree[];
+    blindSpot: string | undefined;
+    uninspected: number;
+    nestedPidNamespace: boolean;
+    outcomes?: readonly TreeOutcome[];
+  },
 ): string {
   const byPid = new Map(extra.outcomes?.map((outcome) => [outcome.pid, outcome]));
+  const treeJson = (tree: LeakedTree) => ({
+    pid: tree.pid,
+    startTime: tree.startTime,
+    command: tree.command,
+    ageSeconds: tree.ageSeconds,
+    parent: tree.parent,
+    reasons: tree.reasons,
+    unproven: tree.unproven,
+    rssBytes: tree.rssKb * 1024,
+    processes: tree.members.map((member) => ({
+      pid: member.pid,
+      startTime: member.startTime,
+      command: member.command,
+      rssBytes: member.rssKb * 1024,
+    })),
+  });
   return `${JSON.stringify(
     {
-      trees: trees.map((tree) => ({
-        pid: tree.pid,
-        startTime: tree.startTime,
-        command: tree.command,
-        ageSeconds: tree.ageSeconds,
-        parent: tree.parent,
-        reasons: tree.reasons,
-        rssBytes: tree.rssKb * 1024,
-        processes: tree.members.map((member) => ({
-          pid: member.pid,
-          startTime: member.startTime,
-          command: member.command,
-          rssBytes: member.rssKb * 1024,
-        })),
-        ...(extra.outcomes ? { kill: byPid.get(tree.pid) ?? null } : {}),
-      })),
+      trees: trees.map((tree) => ({ ...treeJson(tree), ...(extra.outcomes ? { kill: byPid.get(tree.pid) ?? null } : {}) })),
       total: { trees: trees.length, rssBytes: trees.reduce((sum, tree) => sum + tree.rssKb, 0) * 1024 },
+      unknown: extra.unknown.map(treeJson),
+      blindSpot: extra.blindSpot ?? null,
       uninspected: extra.uninspected,
       nestedPidNamespace: extra.nestedPidNamespace,
     },

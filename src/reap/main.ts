@@ -44,24 +44,40 @@ export async function reapMain(argv: string[]): Promise<number> {
       writeDiagnostic(`leash reap: warning: sock_diag unavailable (${(error as Error).message}); stdio sockets are not judged\n`);
     }
   } else {
-    writeDiagnostic(`leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged\n`);
+    writeDiagnostic(
+      `leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged, and a pipe only where every process can be read\n`,
+    );
   }
   const scan = scanLeakedTrees(sockets);
   const wanted = (tree: LeakedTree) =>
     (parsed.match === undefined || parsed.match.test(tree.command)) &&
     (parsed.olderThanSeconds === undefined || tree.ageSeconds >= parsed.olderThanSeconds) &&
     (parsed.minMemoryKb === undefined || tree.rssKb >= parsed.minMemoryKb);
-  const trees = scan.trees.filter(wanted);
+  // Unknown trees may still be fed by a process reap cannot see: ended only when asked by name.
+  const unknown = scan.unknown.filter(wanted);
+  const trees = parsed.includeUnknown ? [...scan.trees.filter(wanted), ...unknown] : scan.trees.filter(wanted);
   const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs) : undefined;
+  const unlisted = parsed.includeUnknown ? [] : unknown;
   if (parsed.json) {
-    writeData(formatJson(trees, { uninspected: scan.uninspected, nestedPidNamespace: scan.nestedPidNamespace, outcomes }));
+    writeData(
+      formatJson(trees, {
+        unknown: unlisted,
+        blindSpot: scan.blindSpot,
+        uninspected: scan.uninspected,
+        nestedPidNamespace: scan.nestedPidNamespace,
+        outcomes,
+      }),
+    );
   } else {
     writeData(formatTable(trees, outcomes));
-    if (scan.uninspected > 0 && process.getuid?.() !== 0) {
-      writeDiagnostic(`leash reap: ${scan.uninspected} processes of other users could not be inspected (run as root to see pipe ends they hold)\n`);
-    }
-    if (scan.nestedPidNamespace && trees.length > 0) {
-      writeDiagnostic('leash reap: warning: this is a nested pid namespace (a container): a pipe end held outside it is invisible, so a process whose stdio leads out of the container can look leaked\n');
+    if (unlisted.length > 0) writeData(`\n${formatTable(unlisted, undefined, 'unknown')}`);
+    if (scan.blindSpot !== undefined && (unknown.length > 0 || trees.some((tree) => tree.unproven.length > 0))) {
+      writeDiagnostic(
+        `leash reap: pipe ends held by some processes cannot be seen here: ${scan.blindSpot}. ` +
+          `A tree with no holder in sight but such a blind spot is unknown, not leaked` +
+          `${parsed.includeUnknown ? ' (--include-unknown: listed and treated as leaked)' : '; --kill leaves it alone (--include-unknown to end it too)'}` +
+          `${process.getuid?.() === 0 ? '' : '. Root sees other users\' processes'}\n`,
+      );
     }
   }
   if (trees.length === 0) return EXIT_NONE_FOUND;

@@ -5,6 +5,8 @@
 import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
 import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolderScan, type PipeHolders } from '../sys/fds.js';
 import { readResidentKb } from '../sys/process-memory.js';
+import { probePipeReaders, probePipeWriters, type FarEnd } from '../sys/pipe-probe.js';
+import { partialProcessView } from '../sys/process-visibility.js';
 import type { UnixSocketInfo } from '../sys/unix-sockets.js';
 import {
   CLOCK_TICKS_PER_SECOND,
@@ -28,6 +30,14 @@ export const REASON_TEXT: Record<LeakReason, string> = {
   'owner-gone': 'leash owner and supervisor gone',
 };
 
+/** The same signs when they could not be proven (a process reap cannot look at may hold the far end). */
+export const UNPROVEN_TEXT: Record<LeakReason, string> = {
+  'stdin-no-writer': 'stdin: no writer seen, not proven',
+  'stdout-no-reader': 'stdout: no reader seen, not proven',
+  'stderr-no-reader': 'stderr: no reader seen, not proven',
+  'owner-gone': 'leash owner: not proven gone',
+};
+
 /** One process of a tree, with what it takes to signal it later only if it is still itself. */
 export interface TreeMember {
   pid: number;
@@ -42,15 +52,31 @@ export interface LeakedTree {
   command: string;
   ageSeconds: number;
   parent: { pid: number; command: string };
+  /** Signs the scan proved. */
   reasons: LeakReason[];
+  /**
+   * Signs it saw but could not prove: no holder of the far end was seen, but some process that
+   * may hold it could not be looked at, and the kernel could not be asked. What makes an unknown
+   * tree unknown; beside the proven signs of a leaked one, output streams it could not settle.
+   */
+  unproven: LeakReason[];
   /** The top first, then its descendants. */
   members: TreeMember[];
   rssKb: number;
 }
 
 export interface ScanResult {
+  /** Proven leaked. */
   trees: LeakedTree[];
-  /** Processes whose descriptors could not be read: pipe ends they hold are invisible. */
+  /**
+   * Unknown: cut off as far as the scan could see, but a pipe end may be held where it cannot
+   * look (see `blindSpot`). A stdin whose writer is not proven gone makes a tree unknown, whatever
+   * else it shows: it may still be fed.
+   */
+  unknown: LeakedTree[];
+  /** Why some pipe holders may be unseen (processes not ours to read, hidden, outside the namespace), or undefined. */
+  blindSpot: string | undefined;
+  /** Processes whose descriptors could not be read (not ours): pipe ends they hold are invisible. */
   uninspected: number;
   processes: number;
   fdsSeen: number;
@@ -77,24 +103,36 @@ export function currentCaller(stats: ReadonlyMap<number, ProcStat>): Caller {
   return { pid: process.pid, uid: process.getuid?.(), sid: stats.get(process.pid)?.sid ?? -1, ancestors };
 }
 
-function commandText(pid: number, stat: ProcStat | undefined): string {
-  const argv = readCommandLine(pid);
+/** A process's argument vector (undefined when gone or a kernel thread), as one scan reads it. */
+type CommandLines = (pid: number) => string[] | undefined;
+
+/**
+ * Command lines read at most once per scan: one process is asked about up to four times (as a
+ * parent, as a candidate, as a possible supervisor, as a tree member), each a procfs open and read.
+ */
+function commandLinesOnce(): CommandLines {
+  const cache = new Map<number, string[] | undefined>();
+  return (pid) => {
+    if (cache.has(pid)) return cache.get(pid);
+    const argv = readCommandLine(pid);
+    cache.set(pid, argv);
+    return argv;
+  };
+}
+
+function commandText(pid: number, stat: ProcStat | undefined, argvOf: CommandLines): string {
+  const argv = argvOf(pid);
   if (argv) return argv.join(' ');
   return stat ? `[${pid}]` : '?';
 }
 
 /**
  * Whether a process is a per-user service manager (`systemd --user`): the subreaper that adopts
- * a desktop session's orphans. Cached per pid for one scan.
+ * a desktop session's orphans.
  */
-function isUserManager(pid: number, cache: Map<number, boolean>): boolean {
-  let known = cache.get(pid);
-  if (known === undefined) {
-    const argv = readCommandLine(pid);
-    known = argv !== undefined && /(^|\/)systemd$/.test(argv[0]!) && argv.includes('--user');
-    cache.set(pid, known);
-  }
-  return known;
+function isUserManager(pid: number, argvOf: CommandLines): boolean {
+  const argv = argvOf(pid);
+  return argv !== undefined && /(^|\/)systemd$/.test(argv[0]!) && argv.includes('--user');
 }
 
 /**
@@ -103,12 +141,12 @@ function isUserManager(pid: number, cache: Map<number, boolean>): boolean {
  * caller its leader), so a parent in another session did not fork it: it adopted it. A session
  * leader carries no such evidence; it counts as orphaned only under init or `systemd --user`.
  */
-function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, managers: Map<number, boolean>): boolean {
+function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, argvOf: CommandLines): boolean {
   if (stat.ppid === 1) return true;
   const parent = stats.get(stat.ppid);
   if (parent === undefined) return false;
   if (stat.pid !== stat.sid) return parent.sid !== stat.sid;
-  return isUserManager(parent.pid, managers);
+  return isUserManager(parent.pid, argvOf);
 }
 
 /** Never judged, never signalled: pid 1, the caller, its ancestors and session, other users'. */
@@ -146,8 +184,8 @@ function channelOf(target: string | undefined, sockets: Map<number, UnixSocketIn
  * LEASH_OWNER_TOKEN=T is one of the owned (supervisors start with a scrubbed environment), so its
  * argv is no evidence.
  */
-function supervisorToken(pid: number): string | undefined {
-  const argv = readCommandLine(pid);
+function supervisorToken(pid: number, argvOf: CommandLines): string | undefined {
+  const argv = argvOf(pid);
   if (!argv) return undefined;
   let token: string | undefined;
   for (let at = 0; at < argv.length && token === undefined; at += 1) {
@@ -163,56 +201,71 @@ function supervisorToken(pid: number): string | undefined {
  * a live owner: the library gives it only to children, and leaked processes carry it themselves.
  * Erring here only spares a tree; it never ends one.
  */
-function liveSupervisorTokens(stats: Iterable<ProcStat>): Set<string> {
+function liveSupervisorTokens(stats: Iterable<ProcStat>, argvOf: CommandLines): Set<string> {
   const tokens = new Set<string>();
   for (const stat of stats) {
     if (isDeadState(stat.state)) continue;
-    const token = supervisorToken(stat.pid);
+    const token = supervisorToken(stat.pid, argvOf);
     if (token !== undefined) tokens.add(token);
   }
   return tokens;
 }
 
 /**
- * Whether anyone is left at the far end of a channel: for a pipe, a holder of the other end
- * (`end`); for a socket, a peer socket that still exists (the kernel names it 0 once closed).
+ * Who is left at the far end of a channel: for a socket, a peer socket that still exists (the
+ * kernel names it 0 once closed); for a pipe, a holder of the other end (`end`) the scan saw.
+ * 'none' needs proof: every process that could hold the pipe was read (`accounted`), or else
+ * the kernel itself, asked through the holder's descriptor (pipe-probe), says no one holds it.
  */
-function farEndLives(
-  channel: Channel,
-  end: 'readers' | 'writers',
+type FarEndOf = (pid: number, fd: number, channel: Channel, end: 'readers' | 'writers') => FarEnd;
+
+function farEndJudge(
   holders: Map<number, PipeHolders>,
   sockets: Map<number, UnixSocketInfo> | undefined,
-): boolean {
-  if (channel.kind === 'socket') return (sockets?.get(channel.inode)?.peer ?? 1) !== 0;
-  return (holders.get(channel.inode)?.[end].length ?? 0) > 0;
+  accounted: (inode: number) => boolean,
+): FarEndOf {
+  return (pid, fd, channel, end) => {
+    if (channel.kind === 'socket') return (sockets?.get(channel.inode)?.peer ?? 1) !== 0 ? 'some' : 'none';
+    if ((holders.get(channel.inode)?.[end].length ?? 0) > 0) return 'some';
+    if (accounted(channel.inode)) return 'none';
+    return end === 'writers' ? probePipeWriters(pid, fd, channel.inode) : probePipeReaders(pid, fd, channel.inode);
+  };
 }
 
-/** Why `candidate` is cut off, or undefined when it is not (its stdin still has a writer, or its owner lives). */
-function judge(
-  candidate: Candidate,
-  holders: Map<number, PipeHolders>,
-  sockets: Map<number, UnixSocketInfo> | undefined,
-  supervisors: Set<string>,
-): LeakReason[] | undefined {
+interface Verdict {
+  leaked: boolean;
+  reasons: LeakReason[];
+  unproven: LeakReason[];
+}
+
+/**
+ * Why `candidate` is cut off, or undefined when it is not (its stdin still has a writer, or its
+ * owner lives). A far end that may be held where the scan cannot look makes its sign unproven.
+ */
+function judge(candidate: Candidate, farEnd: FarEndOf, supervisors: Set<string>): Verdict | undefined {
   // A token whose supervisor runs: its owner lives and answers for it (a helper inside a live
   // `leash run`, or under a live owner-library client), however cut off its own streams are.
   if (candidate.token !== undefined && supervisors.has(candidate.token)) return undefined;
+  const pid = candidate.stat.pid;
   const reasons: LeakReason[] = [];
+  const unproven: LeakReason[] = [];
   if (candidate.stdin !== undefined) {
+    const writers = farEnd(pid, 0, candidate.stdin, 'writers');
     // A live writer means someone may still talk to it: never ours to judge.
-    if (farEndLives(candidate.stdin, 'writers', holders, sockets)) return undefined;
-    reasons.push('stdin-no-writer');
+    if (writers === 'some') return undefined;
+    (writers === 'none' ? reasons : unproven).push('stdin-no-writer');
   }
-  if (candidate.stdout !== undefined && !farEndLives(candidate.stdout, 'readers', holders, sockets)) reasons.push('stdout-no-reader');
-  if (
-    candidate.stderr !== undefined &&
-    candidate.stderr.inode !== candidate.stdout?.inode &&
-    !farEndLives(candidate.stderr, 'readers', holders, sockets)
-  ) {
-    reasons.push('stderr-no-reader');
-  }
+  const output = (fd: number, channel: Channel, reason: LeakReason) => {
+    const readers = farEnd(pid, fd, channel, 'readers');
+    if (readers !== 'some') (readers === 'none' ? reasons : unproven).push(reason);
+  };
+  if (candidate.stdout !== undefined) output(1, candidate.stdout, 'stdout-no-reader');
+  if (candidate.stderr !== undefined && candidate.stderr.inode !== candidate.stdout?.inode) output(2, candidate.stderr, 'stderr-no-reader');
   if (candidate.token !== undefined) reasons.push('owner-gone');
-  return reasons.length > 0 ? reasons : undefined;
+  // A stdin that may still be fed outweighs every other sign: the process may be in use.
+  if (unproven.includes('stdin-no-writer')) return { leaked: false, reasons, unproven };
+  if (reasons.length > 0) return { leaked: true, reasons, unproven };
+  return unproven.length > 0 ? { leaked: false, reasons, unproven } : undefined;
 }
 
 /** Passes over newcomers after the first full one: a writer that hops on every pass is not caught. */
@@ -225,7 +278,7 @@ const HOLDER_PASSES = 5;
  * the list the pass began with. Each later pass reads only the pids not read before.
  */
 function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
-  const merged: PipeHolderScan = { holders: new Map(), unreadable: [], fdsSeen: 0 };
+  const merged: PipeHolderScan = { holders: new Map(), unreadable: [], denied: [], unsure: new Set(), fdsSeen: 0 };
   for (const inode of inodes) merged.holders.set(inode, { readers: [], writers: [] });
   const read = new Set<number>();
   for (let pass = 0; pass < HOLDER_PASSES; pass += 1) {
@@ -239,6 +292,8 @@ function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
       entry.writers.push(...found.writers);
     }
     merged.unreadable.push(...scan.unreadable);
+    merged.denied.push(...scan.denied);
+    for (const inode of scan.unsure) merged.unsure.add(inode);
     merged.fdsSeen += scan.fdsSeen;
   }
   return merged;
@@ -264,9 +319,9 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
 
   const candidates: Candidate[] = [];
   const inodes = new Set<number>();
-  const managers = new Map<number, boolean>();
+  const argvOf = commandLinesOnce();
   for (const stat of all) {
-    if (isDeadState(stat.state) || !isOrphaned(stat, stats, managers) || isProtected(stat, who)) continue;
+    if (isDeadState(stat.state) || !isOrphaned(stat, stats, argvOf) || isProtected(stat, who)) continue;
     const stdinTarget = readFdTarget(stat.pid, 0);
     if (isTerminalTarget(stdinTarget)) continue;
     const candidate: Candidate = {
@@ -279,54 +334,71 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     if (candidate.stdin === undefined && candidate.stdout === undefined && candidate.stderr === undefined && candidate.token === undefined) continue;
     // A death supervisor whose owner died is orphaned and cut off by design: it is at work (the
     // grace, then SIGKILL) and leaves by itself. Ending it would spare what it was about to kill.
-    if (supervisorToken(stat.pid) !== undefined) continue;
+    if (supervisorToken(stat.pid, argvOf) !== undefined) continue;
     for (const channel of [candidate.stdin, candidate.stdout, candidate.stderr]) {
       if (channel?.kind === 'pipe') inodes.add(channel.inode);
     }
     candidates.push(candidate);
   }
 
-  const scan = inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), unreadable: [], fdsSeen: 0 };
-  const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all) : new Set<string>();
+  const scan: PipeHolderScan =
+    inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), unreadable: [], denied: [], unsure: new Set(), fdsSeen: 0 };
+  const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all, argvOf) : new Set<string>();
 
-  const tops = new Map<number, LeakReason[]>();
+  // "No holder seen" proves "no holder" only if every process that could hold a pipe was read.
+  const hidden = inodes.size > 0 ? partialProcessView() : undefined;
+  const blindSpot =
+    scan.denied.length > 0
+      ? `${scan.denied.length} process${scan.denied.length === 1 ? '' : 'es'} whose descriptors are not ours to read${hidden ? `, and ${hidden}` : ''}`
+      : hidden;
+  const farEnd = farEndJudge(scan.holders, sockets, (inode) => blindSpot === undefined && !scan.unsure.has(inode));
+
+  const tops = new Map<number, Verdict>();
   for (const candidate of candidates) {
-    const reasons = judge(candidate, scan.holders, sockets, supervisors);
-    if (reasons) tops.set(candidate.stat.pid, reasons);
+    const verdict = judge(candidate, farEnd, supervisors);
+    if (verdict) tops.set(candidate.stat.pid, verdict);
   }
 
   const uptime = readUptimeSeconds() ?? 0;
   const trees: LeakedTree[] = [];
-  for (const [pid, reasons] of tops) {
+  const unknown: LeakedTree[] = [];
+  for (const [pid, verdict] of tops) {
     const top = stats.get(pid)!;
     // A top below another top (adopted by a subreaper inside a leaked tree) is part of that tree.
+    // A leaked top below an unknown one stands on its own: it is proven, the tree above is not.
     let above = stats.get(top.ppid);
     let nested = false;
     for (let hops = 0; above && hops < 4096; hops += 1) {
-      if (tops.has(above.pid)) {
+      const over = tops.get(above.pid);
+      if (over && (over.leaked || !verdict.leaked)) {
         nested = true;
         break;
       }
       above = stats.get(above.ppid);
     }
     if (nested) continue;
-    const members = collectMembers(top, byParent, who);
+    const members = collectMembers(top, byParent, who, argvOf);
     if (!members) continue;
-    trees.push({
+    (verdict.leaked ? trees : unknown).push({
       pid,
       startTime: top.startTime,
       command: members[0]!.command,
       ageSeconds: Math.max(0, Math.round(uptime - top.startTime / CLOCK_TICKS_PER_SECOND)),
-      parent: { pid: top.ppid, command: commandText(top.ppid, stats.get(top.ppid)) },
-      reasons,
+      parent: { pid: top.ppid, command: commandText(top.ppid, stats.get(top.ppid), argvOf) },
+      reasons: verdict.reasons,
+      unproven: verdict.unproven,
       members,
       rssKb: members.reduce((sum, member) => sum + member.rssKb, 0),
     });
   }
-  trees.sort((a, b) => b.rssKb - a.rssKb || a.pid - b.pid);
+  const bySize = (a: LeakedTree, b: LeakedTree) => b.rssKb - a.rssKb || a.pid - b.pid;
+  trees.sort(bySize);
+  unknown.sort(bySize);
   return {
     trees,
-    uninspected: scan.unreadable.length,
+    unknown,
+    blindSpot,
+    uninspected: scan.denied.length,
     processes: all.length,
     fdsSeen: scan.fdsSeen,
     nestedPidNamespace: inNestedPidNamespace(),
@@ -334,7 +406,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
 }
 
 /** The top and its descendants; undefined when any of them is protected or on a terminal. */
-function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller): TreeMember[] | undefined {
+function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller, argvOf: CommandLines): TreeMember[] | undefined {
   const members: TreeMember[] = [];
   const pending = [top];
   const seen = new Set<number>();
@@ -348,7 +420,7 @@ function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller
     members.push({
       pid: stat.pid,
       startTime: stat.startTime,
-      command: commandText(stat.pid, stat),
+      command: commandText(stat.pid, stat, argvOf),
       rssKb: readResidentKb(stat.pid) ?? 0,
     });
     pending.push(...(byParent.get(stat.pid) ?? []));

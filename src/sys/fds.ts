@@ -42,6 +42,19 @@ export function listFds(pid: number): string[] | undefined {
   }
 }
 
+/**
+ * The descriptor numbers a process has open; 'gone' when it has exited, 'denied' when it exists
+ * but its descriptors are not ours to read (another user's, hidepid=1): what it holds is unknown.
+ */
+export function listFdsOrWhy(pid: number): string[] | 'gone' | 'denied' {
+  try {
+    return readdirSync(`/proc/${pid}/fd`);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : 'denied';
+  }
+}
+
 export type FdAccess = 'read' | 'write' | 'read-write';
 
 /**
@@ -75,6 +88,10 @@ export interface PipeHolderScan {
   holders: Map<number, PipeHolders>;
   /** Processes whose descriptors could not be read (another user's, or gone mid-scan). */
   unreadable: number[];
+  /** Of those, the ones that were not gone: they may hold any of the pipes. */
+  denied: number[];
+  /** Pipes with a descriptor whose direction could not be read: who holds which end is not proven. */
+  unsure: Set<number>;
   /** Descriptors looked at, for benchmarks. */
   fdsSeen: number;
 }
@@ -87,23 +104,37 @@ export function scanPipeHolders(inodes: ReadonlySet<number>, pids: Iterable<numb
   const holders = new Map<number, PipeHolders>();
   for (const inode of inodes) holders.set(inode, { readers: [], writers: [] });
   const unreadable: number[] = [];
+  const denied: number[] = [];
+  const unsure = new Set<number>();
   let fdsSeen = 0;
   for (const pid of pids) {
-    const fds = listFds(pid);
-    if (fds === undefined) {
+    const fds = listFdsOrWhy(pid);
+    if (typeof fds === 'string') {
       unreadable.push(pid);
+      if (fds === 'denied') denied.push(pid);
       continue;
     }
     fdsSeen += fds.length;
     for (const fd of fds) {
-      const inode = pipeInode(readFdTarget(pid, fd));
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch (error) {
+        // ENOENT: closed since the listing. Anything else (an exec that changed who may look): unknown.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        if (!denied.includes(pid)) denied.push(pid);
+        continue;
+      }
+      const inode = pipeInode(target);
       if (inode === undefined) continue;
       const entry = holders.get(inode);
       if (!entry) continue;
       const access = fdAccess(pid, fd);
+      // Closed since the readlink, or an exec changed who may look: either way, not proven.
+      if (access === undefined) unsure.add(inode);
       if (access === 'read' || access === 'read-write') entry.readers.push(pid);
       if (access === 'write' || access === 'read-write') entry.writers.push(pid);
     }
   }
-  return { holders, unreadable, fdsSeen };
+  return { holders, unreadable, denied, unsure, fdsSeen };
 }

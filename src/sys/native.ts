@@ -31,6 +31,9 @@ interface Bindings {
   socket: (domain: number, type: number, protocol: number) => number;
   send: (fd: number, buffer: Buffer, length: number, flags: number) => number;
   recv: (fd: number, buffer: Buffer, length: number, flags: number) => number;
+  pipe2: (fds: Buffer, flags: number) => number;
+  tee: (fdIn: number, fdOut: number, length: number, flags: number) => number;
+  poll: (fds: Buffer, count: number, timeoutMs: number) => number;
 }
 
 let bindings: Bindings | undefined;
@@ -74,6 +77,9 @@ export async function loadNative(): Promise<boolean> {
       socket: libc.func('int socket(int domain, int type, int protocol)'),
       send: libc.func('long send(int fd, void *buf, size_t len, int flags)'),
       recv: libc.func('long recv(int fd, _Inout_ void *buf, size_t len, int flags)'),
+      pipe2: libc.func('int pipe2(_Inout_ void *fds, int flags)'),
+      tee: libc.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
+      poll: libc.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
     } as unknown as Bindings;
     return true;
   } catch (error) {
@@ -223,4 +229,35 @@ export function netlinkExchange(protocol: number, request: Buffer, done: (reply:
   } finally {
     calls.close(fd);
   }
+}
+
+const O_NONBLOCK = 0o4000;
+const O_CLOEXEC = 0o2000000;
+const SPLICE_F_NONBLOCK = 2;
+
+/** A new pipe of our own, non-blocking and close-on-exec: [read end, write end]. */
+export function makePipe(): [number, number] {
+  const fds = Buffer.alloc(8);
+  check('pipe2', native('pipe2').pipe2(fds, O_NONBLOCK | O_CLOEXEC));
+  return [fds.readInt32LE(0), fds.readInt32LE(4)];
+}
+
+/**
+ * tee(2) without blocking: duplicates up to `length` bytes from the pipe `fdIn` into the pipe
+ * `fdOut` without consuming them. The count, or the errno name when it fails (EAGAIN, which may
+ * come out named EWOULDBLOCK: `fdIn` is empty and still has a writer, or `fdOut` is full).
+ */
+export function teeNonBlocking(fdIn: number, fdOut: number, length: number): number | string {
+  const calls = native('tee');
+  const result = calls.tee(fdIn, fdOut, length, SPLICE_F_NONBLOCK);
+  return result >= 0 ? result : errnoName(calls.errno());
+}
+
+/** The events poll(2) reports at once (timeout 0) for one descriptor asked about `events`. */
+export function pollNow(fd: number, events: number): number {
+  const entry = Buffer.alloc(8); // struct pollfd { int fd; short events; short revents; }
+  entry.writeInt32LE(fd, 0);
+  entry.writeInt16LE(events, 4);
+  check('poll', native('poll').poll(entry, 1, 0));
+  return entry.readInt16LE(6);
 }

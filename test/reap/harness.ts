@@ -10,17 +10,23 @@ import { CLI_ENTRY, FIXTURES, exited, killMarked, markedEnv, newMark } from '../
 
 export const IDLE = `${FIXTURES}reap/idle.mjs`;
 
+export interface ReportedTree {
+  pid: number;
+  command: string;
+  reasons: string[];
+  unproven: string[];
+  rssBytes: number;
+  parent: { pid: number; command: string };
+  processes: Array<{ pid: number; startTime: number; command: string }>;
+  kill?: { result: string; signalled: number; killed: number } | null;
+}
+
 export interface ReapReport {
-  trees: Array<{
-    pid: number;
-    command: string;
-    reasons: string[];
-    rssBytes: number;
-    parent: { pid: number; command: string };
-    processes: Array<{ pid: number; startTime: number; command: string }>;
-    kill?: { result: string; signalled: number; killed: number } | null;
-  }>;
+  trees: ReportedTree[];
   total: { trees: number; rssBytes: number };
+  unknown: ReportedTree[];
+  blindSpot: string | null;
+  uninspected: number;
 }
 
 function asUser(uid: number | undefined, argv: string[]): string[] {

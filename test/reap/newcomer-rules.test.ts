@@ -40,6 +40,7 @@ test('a newcomer below a leaked tree that reads a terminal is spared; plain newc
     ageSeconds: 0,
     parent: { pid: 1, command: 'init' },
     reasons: ['stdin-no-writer'],
+    unproven: [],
     members: [{ pid: stat.pid, startTime: stat.startTime, command: 'sh', rssKb: 0 }],
     rssKb: 0,
   };

@@ -19,6 +19,7 @@ function treeOf(members: TreeMember[]): LeakedTree {
     ageSeconds: 0,
     parent: { pid: 1, command: 'init' },
     reasons: ['stdin-no-writer'],
+    unproven: [],
     members,
     rssKb: 0,
   };

@@ -1,0 +1,100 @@
+// A pipe end held by a process reap cannot look at (here: another user's, read by an ordinary
+// user) must never read as "no writer". Real processes of two users, real pipes; nothing mocked.
+// The kernel itself is asked whether the writer is gone (pipe-probe); where it cannot answer
+// (bytes are waiting in the pipe), the tree is unknown: shown apart, and --kill leaves it alone
+// unless --include-unknown says otherwise.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
+import { processUid, readProcStat } from '../../src/sys/procfs.js';
+import { signalIfSame } from '../../src/sys/verified-signal.js';
+import { CLI_ENTRY, FIXTURES, killMarked, newMark, waitForGone } from '../helpers/processes.js';
+import { IDLE, ReadyDir, idle, q, runReap, runShell } from './harness.js';
+
+const CALLER_UID = 1; // daemon: runs leash reap and owns the servers
+const OTHER_UID = 65534; // nobody: holds pipe ends the caller cannot see
+const CROSS_USER_PIPE = `${FIXTURES}reap/cross-user-pipe.py`;
+
+/** WRITER | READER, each as its user, through a pipe the caller's user made. */
+function crossUserPipe(writer: [number, string[]], reader: [number, string[]]): string {
+  return ['python3', CROSS_USER_PIPE, String(writer[0]), String(reader[0]), String(CALLER_UID), ...writer[1], '--', ...reader[1]].map(q).join(' ');
+}
+
+test('a stdin fed by a process reap cannot read is never ended as leaked', { skip: process.getuid?.() !== 0 && 'needs root to start processes as two users' }, async (t) => {
+  const mark = newMark();
+  const marker = `leash-reap-${mark}`;
+  const ready = new ReadyDir();
+  // Processes of other users are ended by pid and start time (killMarked sees only this uid's).
+  const started: Array<{ pid: number; startTime: number }> = [];
+  t.after(async () => {
+    for (const { pid, startTime } of started) signalIfSame(pid, startTime, 'SIGKILL');
+    await waitForGone(started.map(({ pid }) => pid), 5000);
+    await killMarked(mark);
+    ready.remove();
+  });
+  const remember = (pid: number) => {
+    const stat = readProcStat(pid);
+    if (stat) started.push({ pid, startTime: stat.startTime });
+    return pid;
+  };
+
+  const node = (role: string) => [process.execPath, IDLE, marker, role];
+  // fed: stdin a pipe whose only writer is another user's idle process.
+  await runShell(crossUserPipe([OTHER_UID, node('writer')], [CALLER_UID, node('fed')]), mark, ready);
+  // waiting: the same, but the writer put bytes in the pipe that were never read.
+  await runShell(crossUserPipe([OTHER_UID, ['/bin/sh', '-c', `echo pending; exec ${idle(marker, 'writer2')}`]], [CALLER_UID, node('waiting')]), mark, ready);
+  // read: stdin /dev/null, stdout a pipe whose only reader is another user's process.
+  await runShell(crossUserPipe([CALLER_UID, node('read')], [OTHER_UID, node('reader')]), mark, ready);
+  // cut: a real leak of the caller's own, its writer gone; the caller must still find it.
+  await runShell(`true | ${idle(marker, 'cut')} >/dev/null 2>&1 &`, mark, ready, CALLER_UID);
+  const pids = {
+    writer: remember(await ready.pid('writer')),
+    writer2: remember(await ready.pid('writer2')),
+    fed: remember(await ready.pid('fed')),
+    waiting: remember(await ready.pid('waiting')),
+    cut: remember(await ready.pid('cut')),
+    read: remember(await ready.pid('read')),
+    reader: remember(await ready.pid('reader')),
+  };
+  assert.equal(processUid(pids.writer), OTHER_UID);
+  assert.equal(processUid(pids.fed), CALLER_UID);
+  assert.equal(processUid(pids.reader), OTHER_UID);
+  for (const pid of [pids.fed, pids.waiting, pids.cut, pids.read]) assert.equal(readProcStat(pid)?.ppid, 1, 'orphaned, like a leak');
+
+  const killed = runReap(['--match', marker, '--kill', '--grace', '1s'], CALLER_UID);
+  assert.equal(killed.code, 1, killed.stderr);
+  assert.ok(killed.report.blindSpot, 'other users\' descriptors are a blind spot for an ordinary user');
+  // The leak is still found and ended: the kernel says its writer is gone.
+  assert.deepEqual(killed.report.trees.map((tree) => [tree.pid, tree.reasons, tree.kill?.result]), [[pids.cut, ['stdin-no-writer'], 'ended']]);
+  // The fed one has a writer (the kernel says so though its holder is unseen): not listed at all.
+  // So has the stdout of the one that is read: it is not listed either.
+  for (const pid of [pids.fed, pids.read]) assert.ok(!killed.report.unknown.some((tree) => tree.pid === pid), `${pid} is not even unknown`);
+  // The one with bytes waiting cannot be decided: unknown, and left alone.
+  assert.deepEqual(killed.report.unknown.map((tree) => [tree.pid, tree.reasons, tree.unproven]), [[pids.waiting, [], ['stdin-no-writer']]]);
+  assert.ok(isProcessAlive(pids.fed), 'the fed process was ended');
+  assert.ok(isProcessAlive(pids.read), 'the read process was ended');
+  assert.ok(isProcessAlive(pids.waiting), 'the undecided process was ended without --include-unknown');
+  assert.ok(!isProcessAlive(pids.cut));
+
+  // The table: unknown trees apart, after the leaked ones, the blind spot named on stderr; exit 0.
+  const table = spawnSync(
+    'setpriv',
+    [`--reuid=${CALLER_UID}`, `--regid=${CALLER_UID}`, '--clear-groups', process.execPath, CLI_ENTRY, 'reap', '--match', marker],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(table.status, 0, table.stderr);
+  assert.match(table.stdout, /^0 leaked trees, 0 kB\n\nPID .*\n\d+ .*stdin: no writer seen, not proven .*waiting\n1 unknown tree, /);
+  assert.match(table.stderr, /cannot be seen here: .*not ours to read.*--include-unknown to end it too/);
+
+  // Root reads every process: the writers are seen, nothing is unknown, nothing listed.
+  const asRoot = runReap(['--match', marker]);
+  assert.deepEqual([asRoot.report.trees, asRoot.report.unknown.filter((tree) => tree.pid === pids.waiting)], [[], []], asRoot.stderr);
+
+  // Asked by name, the unknown one is ended too.
+  const included = runReap(['--match', `${marker} waiting$`, '--include-unknown', '--kill', '--grace', '1s'], CALLER_UID);
+  assert.deepEqual(included.report.trees.map((tree) => [tree.pid, tree.unproven, tree.kill?.result]), [[pids.waiting, ['stdin-no-writer'], 'ended']]);
+  assert.deepEqual(included.report.unknown, []);
+  assert.ok(isProcessAlive(pids.fed), 'the fed process survives even --include-unknown');
+  signalProcess(pids.fed, 'SIGTERM');
+});
