@@ -96,6 +96,7 @@ export class TreeSupervisor {
   phase: Phase = 'starting';
   private readonly self = process.pid;
   private readonly ownPgid = ownProcessGroupId();
+  private readonly ownSid = readProcStat('self')?.sid ?? 0;
   private runnerPid = 0;
   private runnerStart = 0;
   private runnerExitCode: number | null = null;
@@ -383,10 +384,25 @@ export class TreeSupervisor {
     if (!guard) return;
     const groups = new Map<number, number | undefined>();
     for (const stat of this.tree.values()) {
-      if (stat.pgid <= 1 || stat.pgid === this.ownPgid || isDeadState(stat.state)) continue;
+      if (!this.mayKillGroupOf(stat) || isDeadState(stat.state)) continue;
       if (!groups.has(stat.pgid)) groups.set(stat.pgid, this.tree.get(stat.pgid)?.startTime);
     }
     guard.track(groups);
+  }
+
+  /**
+   * Whether the group of `stat` (a process of the tree) may be signalled as a whole, by leash or
+   * its guard: never leash's own group, and, in leash's own session (--keep-terminal), only a
+   * group the tree created, i.e. led by a process of the tree. Any process of a session may join
+   * any group of that session: a tree process that joins the interactive shell's group (or that
+   * of leash's parent) would otherwise have leash killpg the shell. Elsewhere a group is the
+   * tree's: a session made by the tree holds only the tree (orphans come to the subreaper), and a
+   * tree process cannot move another process into its group, nor get the pid of a live group.
+   */
+  private mayKillGroupOf(stat: ProcStat): boolean {
+    if (stat.pgid <= 1 || stat.pgid === this.ownPgid) return false;
+    if (stat.sid !== this.ownSid) return true;
+    return this.tree.get(stat.pgid)?.pgid === stat.pgid;
   }
 
   private check(): void {
@@ -471,7 +487,7 @@ export class TreeSupervisor {
 
   /**
    * Signals every process of the tree not yet sent this phase's signal. Each process group in it
-   * (except our own) gets one killpg, through a member that proves the group is still the one we
+   * that is the tree's own (mayKillGroupOf) gets one killpg, through a member that proves the group is still the one we
    * saw (a group number cannot be reused while a member lives); its members seen in the walk
    * then count as signalled. Whatever no group signal reached gets its own, by identity.
    * Returns how many processes were reached.
@@ -481,7 +497,8 @@ export class TreeSupervisor {
     const groups = new Map<number, ProcStat[]>();
     for (const stat of this.tree.values()) {
       if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
-      if (stat.pgid <= 1 || stat.pgid === this.ownPgid) continue;
+      // The others are signalled one by one below.
+      if (!this.mayKillGroupOf(stat)) continue;
       const members = groups.get(stat.pgid);
       if (members) members.push(stat);
       else groups.set(stat.pgid, [stat]);
