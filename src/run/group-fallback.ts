@@ -4,7 +4,7 @@
 import { ChildProcess } from 'node:child_process';
 import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } from '../sys/processes.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { earlyStopRequest, FORWARDED_SIGNALS } from './signals.js';
+import { earlyStopRequest, FORWARDED_SIGNALS, treeSignalFor } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
 import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
@@ -58,7 +58,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   const stop = (signal: NodeJS.Signals) => {
     if (phase !== 'running') return;
     enter('stopping');
-    signalGroup(pgid, signal);
+    signalGroup(pgid, treeSignalFor(signal));
     graceTimer = setTimeout(() => {
       escalated = true;
       enter('killing');
@@ -76,7 +76,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     const handler = () => {
       requested ??= signal;
       if (phase === 'running') stop(signal);
-      else signalGroup(pgid, signal);
+      else signalGroup(pgid, treeSignalFor(signal));
     };
     process.on(signal, handler);
     return [signal, handler] as const;

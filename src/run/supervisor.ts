@@ -12,7 +12,7 @@
 // tree's last process to die is always our direct child by then (every dead ancestor hands
 // its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
 import { ChildProcess, spawn } from 'node:child_process';
-import { ownProcessGroupId } from '../sys/processes.js';
+import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
 import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
@@ -24,10 +24,10 @@ import {
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { earlyStopRequest, FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
+import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does). */
-export const CONTROL_SIGNALS = STOP_SIGNALS;
+export const CONTROL_SIGNALS = ALL_STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = 'SIGUSR2';
 /**
@@ -156,6 +156,7 @@ export class TreeSupervisor {
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
     }
+    for (const signal of SUSPEND_SIGNALS) this.on(signal, () => this.suspend(signal));
     // A stop asked for before these handlers existed: the command is not started at all.
     const early = earlyStopRequest();
     if (early) {
@@ -197,7 +198,7 @@ export class TreeSupervisor {
     this.observe();
     this.enterPhase('running');
     // A control signal may have arrived while the runner was starting.
-    if (this.requestedSignal) this.beginStop(this.requestedSignal, `signal ${this.requestedSignal}`);
+    if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
     this.armSweep(RUNNING_SWEEP_MS);
     this.scheduleCheck();
     return done;
@@ -256,12 +257,35 @@ export class TreeSupervisor {
   private onControlSignal(signal: NodeJS.Signals): void {
     if (this.phase === 'starting' || this.phase === 'running') {
       this.requestedSignal ??= signal;
-      if (this.phase === 'running') this.beginStop(signal, `signal ${signal}`);
+      if (this.phase === 'running') this.beginStop(treeSignalFor(signal), `signal ${signal}`);
     } else if (this.phase === 'stopping') {
       // A repeated request is passed on too; the grace keeps running.
       this.signalled.clear();
-      this.signalTree(signal);
+      this.signalTree(treeSignalFor(signal));
     }
+  }
+
+  /**
+   * Job control (Ctrl-Z, `kill -TSTP`): the tree and leash stop together, and resume together.
+   * Only while running: a stop in progress is not paused (its grace would freeze with leash).
+   * With --keep-terminal the terminal's SIGTSTP has already stopped the processes of leash's
+   * group; the others get SIGSTOP here. leash then stops itself; when it is continued (the
+   * shell's `fg` or `bg`, or any SIGCONT) the kill() below returns and the tree is continued.
+   */
+  private suspend(signal: NodeJS.Signals): void {
+    if (this.phase !== 'running') return;
+    this.reapAdopted();
+    this.observe();
+    const stopped = new Set<string>();
+    this.signalTree('SIGSTOP', stopped);
+    this.options.log(`${signal}: the command's tree and leash stop until continued`);
+    signalProcess(this.self, 'SIGSTOP');
+    // Continued. What was stopped above is continued, and the processes of leash's group too
+    // (a SIGCONT sent to leash alone leaves the terminal's stop on them).
+    this.options.log('continued: the tree resumes');
+    this.observe();
+    this.signalTree('SIGCONT', new Set());
+    this.scheduleCheck();
   }
 
   /** A signal meant for the command: to the runner alone, while it is still itself. */
@@ -486,17 +510,18 @@ export class TreeSupervisor {
   }
 
   /**
-   * Signals every process of the tree not yet sent this phase's signal. Each process group in it
-   * that is the tree's own (mayKillGroupOf) gets one killpg, through a member that proves the group is still the one we
-   * saw (a group number cannot be reused while a member lives); its members seen in the walk
-   * then count as signalled. Whatever no group signal reached gets its own, by identity.
+   * Signals every process of the tree not yet in `signalled` (by default, those already sent this
+   * phase's signal). Each process group in it that is the tree's own (mayKillGroupOf) gets one
+   * killpg, through a member that proves the group is still the one we saw (a group number cannot
+   * be reused while a member lives); its members seen in the walk then count as signalled.
+   * Whatever no group signal reached gets its own, by identity.
    * Returns how many processes were reached.
    */
-  private signalTree(signal: NodeJS.Signals): number {
+  private signalTree(signal: NodeJS.Signals, signalled = this.signalled): number {
     let reached = 0;
     const groups = new Map<number, ProcStat[]>();
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
+      if (isDeadState(stat.state) || signalled.has(key(stat))) continue;
       // The others are signalled one by one below.
       if (!this.mayKillGroupOf(stat)) continue;
       const members = groups.get(stat.pgid);
@@ -509,16 +534,16 @@ export class TreeSupervisor {
         const outcome = signalGroupWithWitness(pgid, witness, signal);
         if (outcome === 'gone') continue;
         if (outcome === 'sent') {
-          for (const member of members) this.signalled.add(key(member));
+          for (const member of members) signalled.add(key(member));
           reached += members.length;
         }
         break;
       }
     }
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
+      if (isDeadState(stat.state) || signalled.has(key(stat))) continue;
       if (signalIfSame(stat.pid, stat.startTime, signal) === 'sent') reached += 1;
-      this.signalled.add(key(stat));
+      signalled.add(key(stat));
     }
     return reached;
   }
