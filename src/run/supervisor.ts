@@ -46,6 +46,12 @@ const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
 const STOP_CHECK_GAP_MS = 15;
 /**
+ * While running, a SIGCHLD only reaps, at most once per this many ms: a storm of short-lived
+ * orphans (one SIGCHLD each) then costs leash one pass over its children per gap, not a tree walk
+ * per death, and no zombie waits longer than the gap (plus a busy CPU's delay).
+ */
+const RUNNING_REAP_GAP_MS = 50;
+/**
  * While the tree dies, a SIGCHLD only reaps and counts our children (see settle); the walk for
  * processes the group signals missed (forked in mid-signal into a new group) comes this long
  * after the stop began, when a tree that honours the signal is gone, then with each sweep.
@@ -120,6 +126,8 @@ export class TreeSupervisor {
   private lastWalkMs = 0;
   private checkQueued = false;
   private lastCheckAt = -Infinity;
+  private reapQueued = false;
+  private lastReapAt = -Infinity;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
 
@@ -149,7 +157,7 @@ export class TreeSupervisor {
   async run(): Promise<number> {
     // Orphans must come to us, not to init, from the runner's very first fork.
     setChildSubreaper();
-    this.on('SIGCHLD', () => this.scheduleCheck());
+    this.on('SIGCHLD', () => this.onChildEvent());
     for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
       // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
@@ -292,6 +300,29 @@ export class TreeSupervisor {
   private forwardToRunner(signal: NodeJS.Signals): void {
     if (this.runnerPid === 0 || this.runnerExitCode !== null) return;
     signalIfSame(this.runnerPid, this.runnerStart, signal);
+  }
+
+  /**
+   * A SIGCHLD: one of leash's children changed state. While running that needs reaping only: the
+   * runner's exit comes as its own event (libuv's), and the walks are the sweep's (every 200 ms
+   * while the tree changes). Otherwise, the check of the phase.
+   */
+  private onChildEvent(): void {
+    if (this.phase !== 'running') {
+      this.scheduleCheck();
+      return;
+    }
+    if (this.reapQueued) return;
+    this.reapQueued = true;
+    const run = () => {
+      this.reapQueued = false;
+      this.lastReapAt = performance.now();
+      if (this.phase === 'running') this.reapAdopted();
+      else this.scheduleCheck();
+    };
+    const wait = this.lastReapAt + RUNNING_REAP_GAP_MS - performance.now();
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
   }
 
   private scheduleCheck(): void {
