@@ -17,11 +17,14 @@ const CLI = fileURLToPath(new URL('../../bin/leash.js', import.meta.url));
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 const ORPHANS = Number(process.env.LEASH_BENCH_ORPHANS ?? 10_000);
 const ROUNDS = Number(process.env.LEASH_BENCH_ROUNDS ?? 5);
+/** Long-lived sleepers next to the storm (LEASH_BENCH_TREE): a tree whose walk is dear. */
+const SLEEPERS = Number(process.env.LEASH_BENCH_TREE ?? 0);
 
 // Prints "start", makes the orphans (each intermediate reaped at once), prints "end", then waits
 // for stdin to close.
 const STORM = `
 $| = 1;
+for (1..${SLEEPERS}) { my $s = fork() // die "fork: $!"; if ($s == 0) { exec "sleep", "600"; } }
 print "start\\n";
 for (1..${ORPHANS}) {
   my $p = fork() // die "fork: $!";
@@ -107,7 +110,7 @@ async function main(): Promise<void> {
     for (const [build, cli] of builds) rounds.push(await round(build, cli));
   }
   const load1 = loadavg()[0] as number;
-  console.log(`fork storm: ${ORPHANS} orphans, ${ROUNDS} interleaved rounds per build, load average ${load0.toFixed(1)} → ${load1.toFixed(1)}`);
+  console.log(`fork storm: ${ORPHANS} orphans, ${SLEEPERS} sleepers in the tree, ${ROUNDS} interleaved rounds per build, load average ${load0.toFixed(1)} → ${load1.toFixed(1)}`);
   console.log('| build | storm (ms) | leash CPU in storm (ms) | CPU per orphan (µs) | max zombies waiting | last zombie reaped after storm end (ms) |');
   console.log('|---|---|---|---|---|---|');
   const summary: Record<string, unknown> = {};
@@ -124,7 +127,7 @@ async function main(): Promise<void> {
     console.log(`| ${build} | ${row.stormMs.toFixed(0)} | ${row.leashCpuMs.toFixed(0)} | ${((row.leashCpuMs * 1000) / ORPHANS).toFixed(1)} | ${row.maxZombies} (worst ${row.maxZombiesWorst}) | ${row.drainMs.toFixed(1)} |`);
   }
   mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(`${RESULTS}run-fork-storm.json`, `${JSON.stringify({ orphans: ORPHANS, load: [load0, load1], summary, rounds }, null, 2)}\n`);
+  writeFileSync(`${RESULTS}run-fork-storm${SLEEPERS ? `-tree${SLEEPERS}` : ''}.json`, `${JSON.stringify({ orphans: ORPHANS, sleepers: SLEEPERS, load: [load0, load1], summary, rounds }, null, 2)}\n`);
 }
 
 await main();

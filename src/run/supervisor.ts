@@ -41,6 +41,11 @@ const RUNNING_SWEEP_QUIET_MIN_MS = 1000;
 const IDLE_WALK_SHARE = 200;
 /** While the tree keeps changing the sweep comes back sooner, so a stop starts from a fresh picture. */
 const RUNNING_SWEEP_MIN_MS = 200;
+/**
+ * ...but never more than 1/CHANGING_WALK_SHARE of leash's time in walks: a big tree that churns
+ * (a fork storm beside 200 processes) walked every 200 ms kept leash at ~20% of a core.
+ */
+const CHANGING_WALK_SHARE = 10;
 const STOPPING_SWEEP_MS = 250;
 const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
@@ -419,7 +424,7 @@ export class TreeSupervisor {
   }
 
   /**
-   * Sweeps at 200 ms while the tree changes, backing off once it holds still to the quiet pace:
+   * Sweeps at 200 ms while the tree changes (slower if a walk is dear: CHANGING_WALK_SHARE), backing off once it holds still to the quiet pace:
    * 1 s for a small tree, slower for one whose walk is dear (see RUNNING_SWEEP_MS).
    */
   private paceSweep(previous: ProcessTree): void {
@@ -427,7 +432,8 @@ export class TreeSupervisor {
     if (!changed) for (const pid of this.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
     // In 100 ms steps: a walk's cost jitters, the pace need not.
     const quiet = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_QUIET_MIN_MS, Math.round((this.lastWalkMs * IDLE_WALK_SHARE) / 100) * 100));
-    const next = changed ? RUNNING_SWEEP_MIN_MS : Math.min(this.runningSweepMs * 2, quiet);
+    const busy = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_MIN_MS, Math.round((this.lastWalkMs * CHANGING_WALK_SHARE) / 100) * 100));
+    const next = changed ? busy : Math.min(this.runningSweepMs * 2, quiet);
     if (next === this.runningSweepMs) return;
     this.runningSweepMs = next;
     this.armSweep(next);
