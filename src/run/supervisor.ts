@@ -195,10 +195,11 @@ export class TreeSupervisor {
       return started.code;
     }
     this.runnerPid = started.pid ?? 0;
-    // The runner leads its own group (setsid): guard it before the first walk.
+    // The runner leads its own group (setsid): guard it before the first walk. Keeping the
+    // terminal, it is in leash's group, which no one signals as a whole.
     const runnerStat = readProcStat(this.runnerPid);
     this.runnerStart = runnerStat?.startTime ?? 0;
-    if (runnerStat) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
+    if (runnerStat && !this.options.keepTerminal) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
     started.once('exit', (code, signal) => {
       this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
       this.reapedTotal += 1;
