@@ -16,8 +16,8 @@ import { exited } from '../helpers/processes.js';
 const HAS_PERL = spawnSync('perl', ['-e', '1']).status === 0;
 const ORPHANS = 2000;
 const MAX_READS_PER_ORPHAN = 10;
-/** A leash that reaped only on its slow sweeps, or never, would pile up hundreds. */
-const MAX_ZOMBIES = 400;
+/** A leash that reaped only once the storm was over would have them all waiting at its end. */
+const MAX_ZOMBIES = ORPHANS / 2;
 
 // Waits for SIGUSR1, makes the orphans (each intermediate reaped at once), says "end", then
 // waits for SIGTERM.
