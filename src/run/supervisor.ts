@@ -12,6 +12,7 @@
 // tree's last process to die is always our direct child by then (every dead ancestor hands
 // its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
 import { ChildProcess, spawn } from 'node:child_process';
+import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
 import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
@@ -282,12 +283,19 @@ export class TreeSupervisor {
   /**
    * Job control (Ctrl-Z, `kill -TSTP`): the tree and leash stop together, and resume together.
    * Only while running: a stop in progress is not paused (its grace would freeze with leash).
+   * Never in an orphaned process group: nothing would ever continue leash (nor tell it that its
+   * parent died), and the tree would stay stopped.
    * With --keep-terminal the terminal's SIGTSTP has already stopped the processes of leash's
    * group; the others get SIGSTOP here. leash then stops itself; when it is continued (the
    * shell's `fg` or `bg`, or any SIGCONT) the kill() below returns and the tree is continued.
    */
   private suspend(signal: NodeJS.Signals): void {
     if (this.phase !== 'running') return;
+    // As the kernel does for a stop signal left at its default: nobody could continue us.
+    if (ownGroupIsOrphaned()) {
+      this.options.log(`${signal} ignored: leash's process group is orphaned, no shell could continue it`);
+      return;
+    }
     this.reapAdopted();
     this.observe();
     const stopped = new Set<string>();

@@ -9,6 +9,7 @@
 // over every pending signal before leash's code resumes: had the first one been fatal, leash
 // could not have forwarded the second.
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readProcStat } from '../../src/sys/procfs.js';
@@ -16,7 +17,7 @@ import { signalNumber } from '../../src/sys/verified-signal.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { STOP_AS_TERM_SIGNALS } from '../../src/run/signals.js';
 import { markedScratch, readJson, startLeash, type LeashProcess } from '../helpers/leash-run.js';
-import { exited } from '../helpers/processes.js';
+import { CLI_ENTRY, exited, markedEnv } from '../helpers/processes.js';
 
 // The runner: prints each forwarded signal it gets; SIGTERM ends it (no listener).
 const RUNNER = `
@@ -82,16 +83,71 @@ for (const signal of STOP_AS_TERM_SIGNALS) {
   });
 }
 
-test('SIGTSTP stops the tree and leash run together; SIGCONT resumes both', async (t) => {
-  const { leash, pid, runner } = await startRunner(t);
+// SIGTSTP is job control: it needs a process group that a shell could continue, one whose
+// parent is in another group of the same session. A perl process plays the shell: it leads its own
+// session and starts leash in a new group of it (as a job), and reports leash's exit status.
+const SHELL = `
+$| = 1;
+my $pid = fork() // die "fork: $!";
+if ($pid == 0) { setpgrp(0, 0) or die "setpgrp: $!"; exec @ARGV or die "exec: $!"; }
+print "leash $pid\\n";
+waitpid($pid, 0);
+print "leash-exit $?\\n";
+`;
+const HAS_PERL = spawnSync('perl', ['-e', '1']).status === 0;
+
+test('SIGTSTP stops the tree and leash run together; SIGCONT resumes both', { skip: HAS_PERL ? false : 'perl is not installed' }, async (t) => {
+  const { mark } = markedScratch(t);
+  const shell = spawn('perl', ['-e', SHELL, process.execPath, CLI_ENTRY, 'run', '--grace', '5', '--', process.execPath, '-e', RUNNER], {
+    // detached-spawn: ok — the test's "shell" leads its own session, as a login shell does.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let out = '';
+  let err = '';
+  shell.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  shell.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+  assert.ok(await waitUntil(() => /^ready \d+$/m.test(out) && /^leash \d+$/m.test(out), 15_000), `the runner never started: ${err}`);
+  const pid = Number(/^leash (\d+)$/m.exec(out)![1]);
+  const runner = Number(/^ready (\d+)$/m.exec(out)![1]);
+  const leash = { stdout: () => out, stderr: () => err } as LeashProcess;
+
   signalProcess(pid, 'SIGTSTP');
   const stopped = (p: number) => readProcStat(p)?.state === 'T';
   assert.ok(await waitUntil(() => stopped(pid) && stopped(runner), 10_000),
-    `not both stopped: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${leash.stderr()}`);
+    `not both stopped: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${err}`);
   signalProcess(pid, 'SIGCONT');
   assert.ok(await waitUntil(() => !stopped(pid) && !stopped(runner), 10_000),
-    `not both resumed: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${leash.stderr()}`);
+    `not both resumed: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${err}`);
   await stillForwarding(leash, pid, 'SIGTSTP and SIGCONT');
+  signalProcess(pid, 'SIGTERM');
+  // The runner's SIGTERM status, 143, as the shell's wait status (143 << 8).
+  assert.ok(await waitUntil(() => /^leash-exit \d+$/m.test(out), 15_000), `leash run did not finish: ${err}`);
+  assert.match(out, new RegExp(`^leash-exit ${143 << 8}$`, 'm'), err);
+  assert.doesNotMatch(err, /escalated=true/);
+});
+
+test('SIGTSTP is ignored where leash run\'s process group is orphaned (nothing could continue it)', async (t) => {
+  const { mark } = markedScratch(t);
+  // Its own session: its group's only outside parent, the test, is in another session.
+  const child = spawn(process.execPath, [CLI_ENTRY, 'run', '--grace', '5', '--', process.execPath, '-e', RUNNER], {
+    // detached-spawn: ok — leash run in a session of its own makes its group orphaned.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+  const leash = { child, stdout: () => out, stderr: () => err } as LeashProcess;
+  const pid = child.pid as number;
+  assert.ok(await waitUntil(() => /^ready \d+$/m.test(out), 15_000), `the runner never started: ${err}`);
+  signalProcess(pid, 'SIGTSTP');
+  await stillForwarding(leash, pid, 'SIGTSTP');
+  assert.notEqual(readProcStat(pid)?.state, 'T');
+  assert.match(err, /SIGTSTP ignored/);
   signalProcess(pid, 'SIGTERM');
   await stopsGracefully(leash, pid, 'SIGTERM');
 });
