@@ -298,8 +298,7 @@ export class TreeSupervisor {
     }
     this.reapAdopted();
     this.observe();
-    const stopped = new Set<string>();
-    this.signalTree('SIGSTOP', stopped);
+    this.signalTree('SIGSTOP', new Set());
     this.options.log(`${signal}: the command's tree and leash stop until continued`);
     signalProcess(this.self, 'SIGSTOP');
     // Continued. What was stopped above is continued, and the processes of leash's group too
@@ -433,8 +432,9 @@ export class TreeSupervisor {
   }
 
   /**
-   * Sweeps at 200 ms while the tree changes (slower if a walk is dear: CHANGING_WALK_SHARE), backing off once it holds still to the quiet pace:
-   * 1 s for a small tree, slower for one whose walk is dear (see RUNNING_SWEEP_MS).
+   * Sweeps at 200 ms while the tree changes (slower if a walk is dear: CHANGING_WALK_SHARE),
+   * backing off once it holds still to the quiet pace: 1 s for a small tree, slower for one whose
+   * walk is dear (see RUNNING_SWEEP_MS).
    */
   private paceSweep(previous: ProcessTree): void {
     let changed = previous.size !== this.tree.size;
