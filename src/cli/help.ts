@@ -32,8 +32,10 @@ export const RUN_HELP = `usage: leash run [--grace SECONDS] [--state FILE] [--di
 
 Runs COMMAND in a new session and owns its whole process tree (Linux: a child subreaper that adopts
 and reaps every orphan). The tree is taken down — SIGTERM, the grace, SIGKILL — when leash gets
-SIGTERM/SIGINT/SIGHUP/SIGQUIT, when COMMAND exits leaving descendants, or, with --die-with-parent,
-when leash's parent dies. leash exits with COMMAND's status (128+n for signal n).
+SIGTERM/SIGINT/SIGHUP/SIGQUIT (SIGABRT/SIGTRAP/SIGSYS/SIGXCPU too, the tree getting SIGTERM), when
+COMMAND exits leaving descendants, or, with --die-with-parent, when leash's parent dies. SIGTSTP
+suspends the tree with leash; USR1/USR2/ALRM/WINCH go to COMMAND; other catchable signals are
+ignored. leash exits with COMMAND's status (128+n for signal n).
 
 options:
   --grace SECONDS      between SIGTERM and SIGKILL, 0.05 to 30 (default 10; out of range is a usage error)

@@ -2,9 +2,11 @@
 // leads its own process group and session, and we supervise that group. What is lost: orphans
 // go to init instead of to us, and a descendant that starts its own session or group escapes.
 import { ChildProcess } from 'node:child_process';
+import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } from '../sys/processes.js';
+import { hasProcfs } from '../sys/procfs.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { earlyStopRequest, FORWARDED_SIGNALS } from './signals.js';
+import { earlyStopRequest, FORWARDED_SIGNALS, treeSignalFor } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
 import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
@@ -18,7 +20,8 @@ export interface GroupFallbackOptions {
   guard?: RunGuard;
 }
 
-const POLL_MS = 100;
+/** How often the state document's member count is refreshed (a scan of /proc each time). */
+const STATE_COUNT_MS = 5000;
 
 export async function runWithProcessGroup(options: GroupFallbackOptions): Promise<number> {
   // A stop asked for before this point (the shield recorded it): the command is not started.
@@ -58,7 +61,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   const stop = (signal: NodeJS.Signals) => {
     if (phase !== 'running') return;
     enter('stopping');
-    signalGroup(pgid, signal);
+    signalGroup(pgid, treeSignalFor(signal));
     graceTimer = setTimeout(() => {
       escalated = true;
       enter('killing');
@@ -76,14 +79,15 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     const handler = () => {
       requested ??= signal;
       if (phase === 'running') stop(signal);
-      else signalGroup(pgid, signal);
+      else signalGroup(pgid, treeSignalFor(signal));
     };
     process.on(signal, handler);
     return [signal, handler] as const;
   });
-  started.once('exit', (code, signal) => {
+  const runnerExited = new Promise<void>((resolve) => started.once('exit', (code, signal) => {
     exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
-  });
+    resolve();
+  }));
   // A stop that arrived while the runner was starting, before these handlers: honoured now.
   const during = earlyStopRequest();
   if (during) {
@@ -91,19 +95,33 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     stop(during);
   }
 
-  // No event tells us when the last member of a group is gone: poll it.
-  await new Promise<void>((resolve) => {
-    const timer = setInterval(() => {
-      members = liveMemberCounts([pgid]).get(pgid) ?? 0;
-      if (exitCode !== null && members === 0) {
-        clearInterval(timer);
-        resolve();
-      } else if (exitCode !== null) {
-        stop('SIGTERM');
-      }
+  // While the runner lives nothing is polled: its exit is an event. Only the state document's
+  // member count needs the group's members, and only a scan of /proc can count them: one sliced
+  // scan every STATE_COUNT_MS, and only when a document is kept.
+  let counting = false;
+  const countMembers = () => {
+    if (counting) return;
+    counting = true;
+    void liveMemberCountsInSlices(new Set([pgid])).then((counts) => {
+      counting = false;
+      if (exitCode === null) members = counts.get(pgid) ?? members;
       state.publish();
-    }, POLL_MS);
-  });
+    });
+  };
+  const counter = options.statePath !== undefined && hasProcfs() ? setInterval(countMembers, STATE_COUNT_MS) : undefined;
+  await runnerExited;
+  if (counter) clearInterval(counter);
+
+  // Then the group must empty: what the runner left behind is stopped, and waited for with
+  // waitForGroupEmpty (a probe and a stat read per check; a sliced scan at most every 50 ms once
+  // the leader, the runner, is gone), never a full scan per check.
+  members = liveMemberCounts([pgid]).get(pgid) ?? 0;
+  if (members > 0) stop('SIGTERM');
+  while (!(await waitForGroupEmpty(pgid, STATE_COUNT_MS))) {
+    members = liveMemberCounts([pgid]).get(pgid) ?? 0;
+    state.publish();
+  }
+  members = 0;
   if (graceTimer) clearTimeout(graceTimer);
   for (const [signal, handler] of [...handlers, ...forwarders]) process.removeListener(signal, handler);
   guard?.release();

@@ -1,35 +1,37 @@
 // What `leash run` does with each signal it can catch. Like tini, leash must never die of a stray
-// signal: its death would leave the tree to its guard (the death supervisor) instead of taking it
-// down itself, and SIGUSR1 would even open Node's inspector to anyone on the machine.
+// signal: its death would leave the tree to its guard (the death supervisor, with no forwarding
+// and its own grace) instead of taking it down itself, and SIGUSR1 would even open Node's
+// inspector to anyone on the machine. The table, with the reasons, is in docs/run.md.
 //
-// - stop:    sent as itself to the whole tree, then SIGKILL after the grace (like SIGTERM);
-// - forward: passed on to the runner alone, nothing else happens;
-// - ignore:  dropped.
-// Not caught, on purpose: SIGKILL and SIGSTOP (cannot be), the fault signals SIGSEGV, SIGBUS,
-// SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT (a real fault returns to the faulting instruction:
-// catching it would spin forever), the job-control stops SIGTSTP and SIGCONT (they pause and
-// resume leash, they do not end it), and real-time signals (Node cannot listen to them). Any of
-// them that ends leash leaves the tree to the guard.
+// - stop:          sent as itself to the whole tree, then SIGKILL after the grace (like SIGTERM);
+// - stop as TERM:  the same graceful stop, but the tree gets SIGTERM: these are the "something is
+//                  wrong" signals (abort, trap, bad system call, CPU limit), whose default in the
+//                  tree would be a core dump in every process, not a request to finish;
+// - forward:       passed on to the runner alone, nothing else happens;
+// - suspend:       the tree and leash stop together (job control), and resume together;
+// - ignore:        every other signal that can be caught (holdCatchableSignals).
+// Not caught: SIGKILL and SIGSTOP (cannot be); SIGSEGV, SIGBUS, SIGFPE, SIGILL (a real fault
+// returns to the faulting instruction: a handler would spin forever); SIGCONT (it resumes leash,
+// which then resumes the tree if it suspended it); SIGCHLD and SIGURG (harmless, and libuv's);
+// real-time signals (Node cannot listen to them). A real abort (Node's own, a failed assertion)
+// still ends leash: abort() restores the default action and raises SIGABRT again.
+import { holdCatchableSignals } from '../sys/stray-signals.js';
 
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
+export const STOP_AS_TERM_SIGNALS = ['SIGABRT', 'SIGTRAP', 'SIGSYS', 'SIGXCPU'] as const;
 export const FORWARDED_SIGNALS = ['SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGWINCH'] as const;
-export const IGNORED_SIGNALS = [
-  'SIGPIPE',
-  'SIGTTIN',
-  'SIGTTOU',
-  'SIGXCPU',
-  'SIGXFSZ',
-  'SIGVTALRM',
-  'SIGPROF',
-  'SIGIO',
-  'SIGPWR',
-  'SIGSTKFLT',
-] as const;
+export const SUSPEND_SIGNALS = ['SIGTSTP'] as const;
 
-export type StopSignal = (typeof STOP_SIGNALS)[number];
+export type StopSignal = (typeof STOP_SIGNALS)[number] | (typeof STOP_AS_TERM_SIGNALS)[number];
 export type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
 
-const noop = () => {};
+/** Every signal that makes leash stop the tree gracefully. */
+export const ALL_STOP_SIGNALS: readonly StopSignal[] = [...STOP_SIGNALS, ...STOP_AS_TERM_SIGNALS];
+
+/** The signal the tree gets when leash is asked to stop by `received`. */
+export function treeSignalFor(received: NodeJS.Signals): NodeJS.Signals {
+  return (STOP_SIGNALS as readonly string[]).includes(received) ? received : 'SIGTERM';
+}
 
 let firstStopRequest: StopSignal | undefined;
 
@@ -42,19 +44,19 @@ export function earlyStopRequest(): StopSignal | undefined {
 }
 
 /**
- * Puts a listener on every signal leash handles, for the life of the process. A listener
- * replaces the default action (death) and, for SIGUSR1, Node's inspector activation; the stop
- * signals' listeners record the first request (earlyStopRequest) from this instant on. These are
- * never removed: removing the last listener of a signal restores the default, which would
- * reopen the window for the instant between a run's end and the process's exit.
- * Signal listeners do not keep the event loop alive.
+ * Holds every catchable signal for the life of the process (holdCatchableSignals: a listener
+ * replaces the default action, death or a stop, and, for SIGUSR1, Node's inspector activation),
+ * and makes the stop signals' listeners record the first request (earlyStopRequest) from this
+ * instant on. None is ever removed: removing the last listener of a signal restores the default,
+ * which would reopen the window between a run's end and the process's exit. Signal listeners do
+ * not keep the event loop alive.
  */
 export function installSignalShield(): void {
-  for (const signal of [...STOP_SIGNALS, ...FORWARDED_SIGNALS, ...IGNORED_SIGNALS]) {
-    // Some platforms lack some names (SIGSTKFLT, SIGPWR on macOS): skip those.
+  holdCatchableSignals();
+  for (const signal of ALL_STOP_SIGNALS) {
+    // Some platforms lack some names: skip those.
     try {
-      const stop = (STOP_SIGNALS as readonly string[]).includes(signal);
-      process.on(signal as NodeJS.Signals, stop ? () => (firstStopRequest ??= signal as StopSignal) : noop);
+      process.on(signal, () => (firstStopRequest ??= signal));
     } catch {
       // not a signal here
     }

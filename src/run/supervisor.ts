@@ -12,7 +12,8 @@
 // tree's last process to die is always our direct child by then (every dead ancestor hands
 // its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
 import { ChildProcess, spawn } from 'node:child_process';
-import { ownProcessGroupId } from '../sys/processes.js';
+import { ownGroupIsOrphaned } from '../sys/job-control.js';
+import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
 import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
@@ -24,10 +25,10 @@ import {
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { earlyStopRequest, FORWARDED_SIGNALS, STOP_SIGNALS } from './signals.js';
+import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does). */
-export const CONTROL_SIGNALS = STOP_SIGNALS;
+export const CONTROL_SIGNALS = ALL_STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = 'SIGUSR2';
 /**
@@ -41,10 +42,21 @@ const RUNNING_SWEEP_QUIET_MIN_MS = 1000;
 const IDLE_WALK_SHARE = 200;
 /** While the tree keeps changing the sweep comes back sooner, so a stop starts from a fresh picture. */
 const RUNNING_SWEEP_MIN_MS = 200;
+/**
+ * ...but never more than 1/CHANGING_WALK_SHARE of leash's time in walks: a big tree that churns
+ * (a fork storm beside 200 processes) walked every 200 ms kept leash at ~20% of a core.
+ */
+const CHANGING_WALK_SHARE = 10;
 const STOPPING_SWEEP_MS = 250;
 const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
 const STOP_CHECK_GAP_MS = 15;
+/**
+ * While running, a SIGCHLD only reaps, at most once per this many ms: a storm of short-lived
+ * orphans (one SIGCHLD each) then costs leash one pass over its children per gap, not a tree walk
+ * per death, and no zombie waits longer than the gap (plus a busy CPU's delay).
+ */
+const RUNNING_REAP_GAP_MS = 50;
 /**
  * While the tree dies, a SIGCHLD only reaps and counts our children (see settle); the walk for
  * processes the group signals missed (forked in mid-signal into a new group) comes this long
@@ -96,6 +108,7 @@ export class TreeSupervisor {
   phase: Phase = 'starting';
   private readonly self = process.pid;
   private readonly ownPgid = ownProcessGroupId();
+  private readonly ownSid = readProcStat('self')?.sid ?? 0;
   private runnerPid = 0;
   private runnerStart = 0;
   private runnerExitCode: number | null = null;
@@ -119,6 +132,8 @@ export class TreeSupervisor {
   private lastWalkMs = 0;
   private checkQueued = false;
   private lastCheckAt = -Infinity;
+  private reapQueued = false;
+  private lastReapAt = -Infinity;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
 
@@ -148,13 +163,14 @@ export class TreeSupervisor {
   async run(): Promise<number> {
     // Orphans must come to us, not to init, from the runner's very first fork.
     setChildSubreaper();
-    this.on('SIGCHLD', () => this.scheduleCheck());
+    this.on('SIGCHLD', () => this.onChildEvent());
     for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
       // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
     }
+    for (const signal of SUSPEND_SIGNALS) this.on(signal, () => this.suspend(signal));
     // A stop asked for before these handlers existed: the command is not started at all.
     const early = earlyStopRequest();
     if (early) {
@@ -180,10 +196,11 @@ export class TreeSupervisor {
       return started.code;
     }
     this.runnerPid = started.pid ?? 0;
-    // The runner leads its own group (setsid): guard it before the first walk.
+    // The runner leads its own group (setsid): guard it before the first walk. Keeping the
+    // terminal, it is in leash's group, which no one signals as a whole.
     const runnerStat = readProcStat(this.runnerPid);
     this.runnerStart = runnerStat?.startTime ?? 0;
-    if (runnerStat) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
+    if (runnerStat && !this.options.keepTerminal) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
     started.once('exit', (code, signal) => {
       this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
       this.reapedTotal += 1;
@@ -196,7 +213,7 @@ export class TreeSupervisor {
     this.observe();
     this.enterPhase('running');
     // A control signal may have arrived while the runner was starting.
-    if (this.requestedSignal) this.beginStop(this.requestedSignal, `signal ${this.requestedSignal}`);
+    if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
     this.armSweep(RUNNING_SWEEP_MS);
     this.scheduleCheck();
     return done;
@@ -255,18 +272,70 @@ export class TreeSupervisor {
   private onControlSignal(signal: NodeJS.Signals): void {
     if (this.phase === 'starting' || this.phase === 'running') {
       this.requestedSignal ??= signal;
-      if (this.phase === 'running') this.beginStop(signal, `signal ${signal}`);
+      if (this.phase === 'running') this.beginStop(treeSignalFor(signal), `signal ${signal}`);
     } else if (this.phase === 'stopping') {
       // A repeated request is passed on too; the grace keeps running.
       this.signalled.clear();
-      this.signalTree(signal);
+      this.signalTree(treeSignalFor(signal));
     }
+  }
+
+  /**
+   * Job control (Ctrl-Z, `kill -TSTP`): the tree and leash stop together, and resume together.
+   * Only while running: a stop in progress is not paused (its grace would freeze with leash).
+   * Never in an orphaned process group: nothing would ever continue leash (nor tell it that its
+   * parent died), and the tree would stay stopped.
+   * With --keep-terminal the terminal's SIGTSTP has already stopped the processes of leash's
+   * group; the others get SIGSTOP here. leash then stops itself; when it is continued (the
+   * shell's `fg` or `bg`, or any SIGCONT) the kill() below returns and the tree is continued.
+   */
+  private suspend(signal: NodeJS.Signals): void {
+    if (this.phase !== 'running') return;
+    // As the kernel does for a stop signal left at its default: nobody could continue us.
+    if (ownGroupIsOrphaned()) {
+      this.options.log(`${signal} ignored: leash's process group is orphaned, no shell could continue it`);
+      return;
+    }
+    this.reapAdopted();
+    this.observe();
+    this.signalTree('SIGSTOP', new Set());
+    this.options.log(`${signal}: the command's tree and leash stop until continued`);
+    signalProcess(this.self, 'SIGSTOP');
+    // Continued. What was stopped above is continued, and the processes of leash's group too
+    // (a SIGCONT sent to leash alone leaves the terminal's stop on them).
+    this.options.log('continued: the tree resumes');
+    this.observe();
+    this.signalTree('SIGCONT', new Set());
+    this.scheduleCheck();
   }
 
   /** A signal meant for the command: to the runner alone, while it is still itself. */
   private forwardToRunner(signal: NodeJS.Signals): void {
     if (this.runnerPid === 0 || this.runnerExitCode !== null) return;
     signalIfSame(this.runnerPid, this.runnerStart, signal);
+  }
+
+  /**
+   * A SIGCHLD: one of leash's children changed state. While running that needs reaping only: the
+   * runner's exit comes as its own event (libuv's), and the walks are the sweep's (every 200 ms
+   * while the tree changes). Otherwise, the check of the phase.
+   */
+  private onChildEvent(): void {
+    if (this.phase !== 'running') {
+      this.scheduleCheck();
+      return;
+    }
+    if (this.reapQueued) return;
+    this.reapQueued = true;
+    const run = () => {
+      this.reapQueued = false;
+      this.lastReapAt = performance.now();
+      if (this.phase === 'running') this.reapAdopted();
+      else this.scheduleCheck();
+    };
+    const wait = this.lastReapAt + RUNNING_REAP_GAP_MS - performance.now();
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
   }
 
   private scheduleCheck(): void {
@@ -363,15 +432,17 @@ export class TreeSupervisor {
   }
 
   /**
-   * Sweeps at 200 ms while the tree changes, backing off once it holds still to the quiet pace:
-   * 1 s for a small tree, slower for one whose walk is dear (see RUNNING_SWEEP_MS).
+   * Sweeps at 200 ms while the tree changes (slower if a walk is dear: CHANGING_WALK_SHARE),
+   * backing off once it holds still to the quiet pace: 1 s for a small tree, slower for one whose
+   * walk is dear (see RUNNING_SWEEP_MS).
    */
   private paceSweep(previous: ProcessTree): void {
     let changed = previous.size !== this.tree.size;
     if (!changed) for (const pid of this.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
     // In 100 ms steps: a walk's cost jitters, the pace need not.
     const quiet = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_QUIET_MIN_MS, Math.round((this.lastWalkMs * IDLE_WALK_SHARE) / 100) * 100));
-    const next = changed ? RUNNING_SWEEP_MIN_MS : Math.min(this.runningSweepMs * 2, quiet);
+    const busy = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_MIN_MS, Math.round((this.lastWalkMs * CHANGING_WALK_SHARE) / 100) * 100));
+    const next = changed ? busy : Math.min(this.runningSweepMs * 2, quiet);
     if (next === this.runningSweepMs) return;
     this.runningSweepMs = next;
     this.armSweep(next);
@@ -383,10 +454,25 @@ export class TreeSupervisor {
     if (!guard) return;
     const groups = new Map<number, number | undefined>();
     for (const stat of this.tree.values()) {
-      if (stat.pgid <= 1 || stat.pgid === this.ownPgid || isDeadState(stat.state)) continue;
+      if (!this.mayKillGroupOf(stat) || isDeadState(stat.state)) continue;
       if (!groups.has(stat.pgid)) groups.set(stat.pgid, this.tree.get(stat.pgid)?.startTime);
     }
     guard.track(groups);
+  }
+
+  /**
+   * Whether the group of `stat` (a process of the tree) may be signalled as a whole, by leash or
+   * its guard: never leash's own group, and, in leash's own session (--keep-terminal), only a
+   * group the tree created, i.e. led by a process of the tree. Any process of a session may join
+   * any group of that session: a tree process that joins the interactive shell's group (or that
+   * of leash's parent) would otherwise have leash killpg the shell. Elsewhere a group is the
+   * tree's: a session made by the tree holds only the tree (orphans come to the subreaper), and a
+   * tree process cannot move another process into its group, nor get the pid of a live group.
+   */
+  private mayKillGroupOf(stat: ProcStat): boolean {
+    if (stat.pgid <= 1 || stat.pgid === this.ownPgid) return false;
+    if (stat.sid !== this.ownSid) return true;
+    return this.tree.get(stat.pgid)?.pgid === stat.pgid;
   }
 
   private check(): void {
@@ -470,18 +556,20 @@ export class TreeSupervisor {
   }
 
   /**
-   * Signals every process of the tree not yet sent this phase's signal. Each process group in it
-   * (except our own) gets one killpg, through a member that proves the group is still the one we
-   * saw (a group number cannot be reused while a member lives); its members seen in the walk
-   * then count as signalled. Whatever no group signal reached gets its own, by identity.
+   * Signals every process of the tree not yet in `signalled` (by default, those already sent this
+   * phase's signal). Each process group in it that is the tree's own (mayKillGroupOf) gets one
+   * killpg, through a member that proves the group is still the one we saw (a group number cannot
+   * be reused while a member lives); its members seen in the walk then count as signalled.
+   * Whatever no group signal reached gets its own, by identity.
    * Returns how many processes were reached.
    */
-  private signalTree(signal: NodeJS.Signals): number {
+  private signalTree(signal: NodeJS.Signals, signalled = this.signalled): number {
     let reached = 0;
     const groups = new Map<number, ProcStat[]>();
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
-      if (stat.pgid <= 1 || stat.pgid === this.ownPgid) continue;
+      if (isDeadState(stat.state) || signalled.has(key(stat))) continue;
+      // The others are signalled one by one below.
+      if (!this.mayKillGroupOf(stat)) continue;
       const members = groups.get(stat.pgid);
       if (members) members.push(stat);
       else groups.set(stat.pgid, [stat]);
@@ -492,16 +580,16 @@ export class TreeSupervisor {
         const outcome = signalGroupWithWitness(pgid, witness, signal);
         if (outcome === 'gone') continue;
         if (outcome === 'sent') {
-          for (const member of members) this.signalled.add(key(member));
+          for (const member of members) signalled.add(key(member));
           reached += members.length;
         }
         break;
       }
     }
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || this.signalled.has(key(stat))) continue;
+      if (isDeadState(stat.state) || signalled.has(key(stat))) continue;
       if (signalIfSame(stat.pid, stat.startTime, signal) === 'sent') reached += 1;
-      this.signalled.add(key(stat));
+      signalled.add(key(stat));
     }
     return reached;
   }

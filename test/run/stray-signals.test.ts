@@ -1,0 +1,153 @@
+// Every signal leash run can catch does what docs/run.md's table says, and none is a default death:
+// a leash that dies of a stray signal leaves its tree to the guard (no forwarding, the guard's
+// own grace) instead of stopping it itself. Before the table was built on holdCatchableSignals,
+// SIGABRT, SIGTRAP and SIGSYS killed leash at once, SIGXCPU was ignored and SIGTSTP stopped leash
+// alone while its tree ran on, unsupervised.
+//
+// How "it did nothing" is seen without a sleep: after the signal under test, SIGWINCH (forwarded
+// to the runner, which prints it). Both are pending before leash runs again, and the kernel hands
+// over every pending signal before leash's code resumes: had the first one been fatal, leash
+// could not have forwarded the second.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
+import { readProcStat } from '../../src/sys/procfs.js';
+import { signalNumber } from '../../src/sys/verified-signal.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { STOP_AS_TERM_SIGNALS } from '../../src/run/signals.js';
+import { markedScratch, readJson, startLeash, type LeashProcess } from '../helpers/leash-run.js';
+import { CLI_ENTRY, exited, markedEnv } from '../helpers/processes.js';
+
+// The runner: prints each forwarded signal it gets; SIGTERM ends it (no listener).
+const RUNNER = `
+for (const s of ['SIGWINCH', 'SIGUSR1', 'SIGUSR2', 'SIGALRM']) process.on(s, () => process.stdout.write(s + '\\n'));
+process.stdout.write('ready ' + process.pid + '\\n');
+setInterval(() => {}, 1 << 30);
+`;
+
+const IGNORED: NodeJS.Signals[] = [
+  'SIGPIPE', 'SIGTTIN', 'SIGTTOU', 'SIGXFSZ', 'SIGVTALRM', 'SIGPROF', 'SIGIO', 'SIGPWR', 'SIGSTKFLT', 'SIGURG', 'SIGCONT',
+];
+const FORWARDED: NodeJS.Signals[] = ['SIGUSR1', 'SIGUSR2', 'SIGALRM'];
+
+const count = (text: string, line: string) => text.split('\n').filter((l) => l === line).length;
+
+async function startRunner(t: Parameters<typeof markedScratch>[0]) {
+  const { mark, state } = markedScratch(t);
+  const leash = startLeash(['run', '--grace', '5', '--state', state, '--', process.execPath, '-e', RUNNER], mark);
+  assert.ok(await waitUntil(() => /^ready \d+$/m.test(leash.stdout()), 15_000), `the runner never started: ${leash.stderr()}`);
+  const runner = Number(/^ready (\d+)$/m.exec(leash.stdout())![1]);
+  return { leash, pid: leash.child.pid as number, runner, state };
+}
+
+/** Sends SIGWINCH and waits for the runner to print it: proof that leash lives and works. */
+async function stillForwarding(leash: LeashProcess, pid: number, after: string): Promise<void> {
+  const before = count(leash.stdout(), 'SIGWINCH');
+  signalProcess(pid, 'SIGWINCH');
+  const ok = await waitUntil(() => count(leash.stdout(), 'SIGWINCH') > before, 10_000);
+  assert.ok(ok, `leash run stopped forwarding after ${after} (alive: ${isProcessAlive(pid)}): ${leash.stderr()}`);
+}
+
+async function stopsGracefully(leash: LeashProcess, pid: number, reason: string): Promise<void> {
+  const result = await exited(leash.child, 15_000);
+  assert.equal(result.signal, null, `leash run died of ${result.signal}: ${leash.stderr()}`);
+  // The runner died of the SIGTERM leash sent it, within the grace: 128 + 15.
+  assert.equal(result.code, 143, leash.stderr());
+  assert.match(leash.stderr(), new RegExp(`phase=stopping .*reason="signal ${reason}"`));
+  assert.doesNotMatch(leash.stderr(), /escalated=true/);
+  assert.equal(isProcessAlive(pid), false);
+}
+
+test('ignored signals leave leash run running; forwarded ones reach the runner alone', async (t) => {
+  const { leash, pid } = await startRunner(t);
+  for (const signal of IGNORED) {
+    signalProcess(pid, signal);
+    await stillForwarding(leash, pid, signal);
+  }
+  for (const signal of FORWARDED) {
+    signalProcess(pid, signal);
+    assert.ok(await waitUntil(() => count(leash.stdout(), signal) === 1, 10_000), `${signal} was not forwarded: ${leash.stderr()}`);
+  }
+  assert.doesNotMatch(leash.stderr(), /phase=stopping/);
+  signalProcess(pid, 'SIGTERM');
+  await stopsGracefully(leash, pid, 'SIGTERM');
+});
+
+for (const signal of STOP_AS_TERM_SIGNALS) {
+  test(`${signal} makes leash run stop the tree gracefully with SIGTERM, never die of it`, async (t) => {
+    const { leash, pid, state } = await startRunner(t);
+    signalProcess(pid, signal);
+    await stopsGracefully(leash, pid, signal);
+    assert.equal(readJson(state)?.termination_signal, signalNumber(signal));
+  });
+}
+
+// SIGTSTP is job control: it needs a process group that a shell could continue, one whose
+// parent is in another group of the same session. A perl process plays the shell: it leads its own
+// session and starts leash in a new group of it (as a job), and reports leash's exit status.
+const SHELL = `
+$| = 1;
+my $pid = fork() // die "fork: $!";
+if ($pid == 0) { setpgrp(0, 0) or die "setpgrp: $!"; exec @ARGV or die "exec: $!"; }
+print "leash $pid\\n";
+waitpid($pid, 0);
+print "leash-exit $?\\n";
+`;
+const HAS_PERL = spawnSync('perl', ['-e', '1']).status === 0;
+
+test('SIGTSTP stops the tree and leash run together; SIGCONT resumes both', { skip: HAS_PERL ? false : 'perl is not installed' }, async (t) => {
+  const { mark } = markedScratch(t);
+  const shell = spawn('perl', ['-e', SHELL, process.execPath, CLI_ENTRY, 'run', '--grace', '5', '--', process.execPath, '-e', RUNNER], {
+    // detached-spawn: ok — the test's "shell" leads its own session, as a login shell does.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let out = '';
+  let err = '';
+  shell.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  shell.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+  assert.ok(await waitUntil(() => /^ready \d+$/m.test(out) && /^leash \d+$/m.test(out), 15_000), `the runner never started: ${err}`);
+  const pid = Number(/^leash (\d+)$/m.exec(out)![1]);
+  const runner = Number(/^ready (\d+)$/m.exec(out)![1]);
+  const leash = { stdout: () => out, stderr: () => err } as LeashProcess;
+
+  signalProcess(pid, 'SIGTSTP');
+  const stopped = (p: number) => readProcStat(p)?.state === 'T';
+  assert.ok(await waitUntil(() => stopped(pid) && stopped(runner), 10_000),
+    `not both stopped: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${err}`);
+  signalProcess(pid, 'SIGCONT');
+  assert.ok(await waitUntil(() => !stopped(pid) && !stopped(runner), 10_000),
+    `not both resumed: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${err}`);
+  await stillForwarding(leash, pid, 'SIGTSTP and SIGCONT');
+  signalProcess(pid, 'SIGTERM');
+  // The runner's SIGTERM status, 143, as the shell's wait status (143 << 8).
+  assert.ok(await waitUntil(() => /^leash-exit \d+$/m.test(out), 15_000), `leash run did not finish: ${err}`);
+  assert.match(out, new RegExp(`^leash-exit ${143 << 8}$`, 'm'), err);
+  assert.doesNotMatch(err, /escalated=true/);
+});
+
+test('SIGTSTP is ignored where leash run\'s process group is orphaned (nothing could continue it)', async (t) => {
+  const { mark } = markedScratch(t);
+  // Its own session: its group's only outside parent, the test, is in another session.
+  const child = spawn(process.execPath, [CLI_ENTRY, 'run', '--grace', '5', '--', process.execPath, '-e', RUNNER], {
+    // detached-spawn: ok — leash run in a session of its own makes its group orphaned.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+  const leash = { child, stdout: () => out, stderr: () => err } as LeashProcess;
+  const pid = child.pid as number;
+  assert.ok(await waitUntil(() => /^ready \d+$/m.test(out), 15_000), `the runner never started: ${err}`);
+  signalProcess(pid, 'SIGTSTP');
+  await stillForwarding(leash, pid, 'SIGTSTP');
+  assert.notEqual(readProcStat(pid)?.state, 'T');
+  assert.match(err, /SIGTSTP ignored/);
+  signalProcess(pid, 'SIGTERM');
+  await stopsGracefully(leash, pid, 'SIGTERM');
+});
