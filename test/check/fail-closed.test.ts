@@ -3,7 +3,7 @@
 // closed output, checks named folders whatever their name, and says what it did not follow.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI_ENTRY, killMarked, markedEnv, newMark } from '../helpers/processes.js';
@@ -107,6 +107,25 @@ test('leash check fails closed', async (t) => {
     });
     assert.equal(stderr, '');
     assert.equal(code, 2);
+  });
+
+  await t.test('a file over the size limit is exit 2 by name, never read whole; --max-file-size raises the limit', async () => {
+    const dir = make({ 'src/a.mjs': DETACHED, 'src/huge.py': 'import os\nos.setsid()\n', 'src/big.py': 'x = 1\n' });
+    // Sparse files: the test writes a few bytes, not gigabytes.
+    truncateSync(join(dir, 'src/huge.py'), 2 ** 31);
+    truncateSync(join(dir, 'src/big.py'), 17 * 2 ** 20);
+    const run = await runCheck(['--format', 'json', 'src'], dir, mark);
+    assert.equal(run.code, 2, run.stderr);
+    const report = JSON.parse(run.stdout) as JsonReport;
+    assert.deepEqual(report.findings.map((f) => f.path), ['src/a.mjs']);
+    assert.deepEqual(report.failures.map((f) => f.path), ['src/big.py', 'src/huge.py']);
+    for (const failure of report.failures) assert.match(failure.reason, /^(?:17 MiB|2 GiB), over the 16 MiB limit on a checked file \(raise it with --max-file-size/);
+    const raised = await runCheck(['--format', 'json', '--max-file-size', '32M', 'src'], dir, mark);
+    assert.equal(raised.code, 2, raised.stderr);
+    assert.deepEqual((JSON.parse(raised.stdout) as JsonReport).failures.map((f) => f.path), ['src/huge.py']);
+    const bad = await runCheck(['--max-file-size', '12x', 'src'], dir, mark);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--max-file-size takes a size such as 64M or 1G, not '12x'/);
   });
 
   await t.test('--config takes an absolute path', async () => {

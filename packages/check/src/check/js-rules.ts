@@ -10,9 +10,10 @@
 // CommonJS, and an ESM `import` of it first runs Node's module-format detection and CommonJS
 // export scan over all of it, which costs about 0.4 s of start-up for nothing.
 import ts = require('typescript');
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
+import { readRegularFile } from './regular-file.js';
 import { backgroundingIn } from './shell.js';
 import type { RawFinding } from './types.js';
 
@@ -117,21 +118,10 @@ function resolveRelative(from: string, specifier: string, root: string): string 
   return undefined;
 }
 
-/** Reads a module's text without blocking on a FIFO swapped in, and only if it is small enough to be hand-written. */
+/** A module's text, if it is a regular file small enough to be hand-written (read as checked files are). */
 function readModule(file: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > MAX_MODULE_BYTES) return undefined;
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const read = readRegularFile(file, { followSymlink: false, maxBytes: MAX_MODULE_BYTES });
+  return 'text' in read ? read.text : undefined;
 }
 
 /** The spawn functions a project module exports (re-exported, or wrappers that pass options through). */
