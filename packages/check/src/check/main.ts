@@ -153,7 +153,7 @@ async function run(options: Options): Promise<number> {
 }
 
 /** A failure's reason in one line: the error's message, never its stack. */
-function describeFailure(error: unknown): string {
+export function describeFailure(error: unknown): string {
   if (error instanceof CheckError) return error.message.replace(/^cannot (?:read|check) [^:]*: /, '');
   if (error instanceof RangeError && /call stack/i.test(error.message)) return 'the analyser ran out of stack on this file (nested too deeply)';
   return `the analyser failed: ${error instanceof Error ? error.message : String(error)}`;
