@@ -6,7 +6,7 @@
 //   node scripts/check-differential.mjs [--lang js|python] [--mutations N] [--seed S]
 //        [--limit FILES] [--max-bytes B] [--save DIR] [--quiet] [PATH...]
 //
-// Corpus without PATHs: the repository's node_modules (.js .mjs .cjs .ts .mts .cts .jsx .tsx) and
+// Corpus without PATHs: the repository's own sources and tests, its node_modules (.js .mjs .cjs .ts .mts .cts .jsx .tsx) and
 // CPython's standard library under /usr/lib/python3* and ~/.pyenv/versions (deduplicated by
 // content). Mutations insert what a splitter must get right (quotes, backticks, braces, `\`, `#`,
 // `"""`, line continuations, CRLF, tabs, a lone `from`/`import` line, decorators, JSX, regular
@@ -79,7 +79,8 @@ function* walk(root) {
 
 function corpusRoots() {
   if (args.length > 0) return args;
-  const roots = [join(REPO, 'node_modules')];
+  // The repository's own sources first: TypeScript, and full of spawns, `detached` and `unref`.
+  const roots = ['src', 'packages/check/src', 'test', 'bench', 'demo', 'scripts'].map((dir) => join(REPO, dir)).concat(join(REPO, 'node_modules'));
   for (const dir of ['/usr/lib']) {
     try {
       for (const name of readdirSync(dir)) if (/^python3/.test(name)) roots.push(join(dir, name));

@@ -80,8 +80,15 @@ function parse(path: string, text: string): ts.SourceFile {
  * parses every file whole, `chunks` blanks whatever can be blanked, however little.
  */
 export function analyseJs(text: string, path: string, root: string = process.cwd(), parsing: 'auto' | 'whole' | 'chunks' = 'auto'): RawFinding[] {
-  const parsed = parsing === 'whole' ? text : (relevantText(text, path, parsing === 'chunks' ? 0 : undefined) ?? text);
-  return new JsFileAnalysis(parse(path, parsed), { root: resolve(root), depth: 0 }).run();
+  const context = { root: resolve(root), depth: 0 };
+  const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined);
+  if (chunks !== undefined) {
+    const findings = new JsFileAnalysis(parse(path, chunks), context).run();
+    // A syntax error in what was parsed: the whole file is parsed instead, so that the error
+    // reported is the file's first one, where it is (an earlier one may lie in a blanked chunk).
+    if (!findings.some((finding) => finding.rule === 'parse-error')) return findings;
+  }
+  return new JsFileAnalysis(parse(path, text), context).run();
 }
 
 // --- the project's own modules, followed through relative imports --------------------------------
