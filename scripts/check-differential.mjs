@@ -40,6 +40,7 @@ const option = (name, fallback) => {
 const only = option('--lang', undefined);
 const mutations = Number(option('--mutations', '3'));
 let seed = Number(option('--seed', '1')) >>> 0;
+const firstSeed = seed;
 const limit = Number(option('--limit', 'Infinity'));
 const maxBytes = Number(option('--max-bytes', String(512 * 1024)));
 const saveDir = option('--save', undefined);
@@ -209,13 +210,22 @@ const counts = { files: 0, bytes: 0, comparisons: 0, mutated: 0, same: 0, 'blank
 const byMutation = new Map();
 const started = Date.now();
 const files = corpus();
+// Stopped early (a time limit): the counts so far are still a result.
+process.once('SIGTERM', summary);
+process.once('SIGINT', summary);
 const report = (line) => {
   if (!quiet) process.stdout.write(`${line}\n`);
 };
 
+let lastProgress = Date.now();
 for (const { path, language } of files) {
   const original = readFileSync(path, 'utf8');
   counts.files++;
+  await new Promise(setImmediate); // lets a signal in (the analysis awaits only settled promises)
+  if (Date.now() - lastProgress > 30_000) {
+    lastProgress = Date.now();
+    process.stderr.write(`... ${counts.files}/${files.length} files, ${counts.comparisons} compared, ${counts.different} different, ${counts.crashed} crashed\n`);
+  }
   counts.bytes += original.length;
   const variants = [['original', original]];
   const list = language === 'python' ? PYTHON_MUTATIONS : JS_MUTATIONS;
@@ -261,10 +271,14 @@ for (const { path, language } of files) {
   }
 }
 
-const seconds = (Date.now() - started) / 1000;
-console.log(`\ncorpus: ${counts.files} files, ${(counts.bytes / 1e6).toFixed(1)} MB (${only ?? 'js+python'}, at most ${maxBytes} bytes each, seed ${process.argv.includes('--seed') ? 'given' : 1})`);
-console.log(`compared: ${counts.comparisons} (${counts.comparisons - counts.mutated} originals, ${counts.mutated} mutated copies) in ${seconds.toFixed(0)} s, load average ${loadavg()[0].toFixed(2)}`);
-console.log(`same ${counts.same}, syntax error only in left-out text (documented) ${counts['blanked-syntax-error']}, different ${counts.different}, crashed ${counts.crashed}`);
-console.log('\nmutation              compared  different');
-for (const [name, tally] of [...byMutation].sort()) console.log(`${name.padEnd(20)} ${String(tally.compared).padStart(9)} ${String(tally.different).padStart(10)}`);
-process.exit(counts.different + counts.crashed > 0 ? 1 : 0);
+summary();
+
+function summary() {
+  const seconds = (Date.now() - started) / 1000;
+  console.log(`\ncorpus: ${counts.files} files, ${(counts.bytes / 1e6).toFixed(1)} MB (${only ?? 'js+python'}, at most ${maxBytes} bytes each, seed ${firstSeed}, ${mutations} mutations a file)`);
+  console.log(`compared: ${counts.comparisons} (${counts.comparisons - counts.mutated} originals, ${counts.mutated} mutated copies) in ${seconds.toFixed(0)} s, load average ${loadavg()[0].toFixed(2)}`);
+  console.log(`same ${counts.same}, syntax error only in left-out text (documented) ${counts['blanked-syntax-error']}, different ${counts.different}, crashed ${counts.crashed}`);
+  console.log('\nmutation              compared  different');
+  for (const [name, tally] of [...byMutation].sort()) console.log(`${name.padEnd(20)} ${String(tally.compared).padStart(9)} ${String(tally.different).padStart(10)}`);
+  process.exit(counts.different + counts.crashed > 0 ? 1 : 0);
+}

@@ -161,3 +161,15 @@ test('member names link where the analyser compares them: under `this.`, by a st
   const reduced = relevantText(text, 'a.mjs', 0) ?? '';
   assert.ok(!reduced.includes('filler'), 'the fillers, sharing only `.length` and `.map` with the rest, are blanked');
 });
+
+test('the tokenizer keeps its own stack: templates nested 10,000 deep are read, and blanked when unrelated', () => {
+  let nested = 'x';
+  for (let k = 0; k < 10_000; k++) nested = `\`a\${${nested}}b\``;
+  const text = `import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\nconst t = ${nested};\n${'export const n = 1;\n'.repeat(5)}`;
+  const reduced = relevantText(text, 'a.mjs', 0);
+  assert.ok(reduced !== undefined && !reduced.includes('`'), 'the nested templates are blanked');
+  assert.deepEqual((analyseJs(text, 'a.mjs', REPO_ROOT, 'auto') as Array<{ rule: string }>).map((f) => f.rule), ['js-detached-spawn']);
+  // Kept (it names the spawn), the TypeScript parser's own recursion overflows: that is the CLI's
+  // exit 2 by name (test/check/fail-closed.test.ts), never a hang or a wrong answer.
+  assert.throws(() => analyseJs(`${text}spawn(${nested});\n`, 'a.mjs', REPO_ROOT, 'auto'), RangeError);
+});
