@@ -177,6 +177,10 @@ const PYTHON_MUTATIONS = [
   ['from-os', (t) => insertAt(t, pick(lineStarts(t)), `from os import setsid as ${someName(t)}\n`)],
 ];
 
+/** The mutations that add something the analysers look for. */
+const JS_TRIGGERS = new Set(['unref', 'detached', 'spawn-import', 'shell-text']);
+const PYTHON_TRIGGERS = new Set(['setsid', 'session', 'import-as', 'from-os']);
+
 // --- comparison ----------------------------------------------------------------------------------
 
 const show = (findings) => findings.map((f) => `${f.line}:${f.column} ${f.rule} ${f.severity} ${f.message} [${f.spans.map((s) => s.join('-')).join(',')}]`);
@@ -229,9 +233,17 @@ for (const { path, language } of files) {
   counts.bytes += original.length;
   const variants = [['original', original]];
   const list = language === 'python' ? PYTHON_MUTATIONS : JS_MUTATIONS;
+  const triggers = language === 'python' ? PYTHON_TRIGGERS : JS_TRIGGERS;
   for (let k = 0; k < mutations; k++) {
-    const [name, mutate] = pick(list);
-    const text = mutate(original);
+    let [name, mutate] = pick(list);
+    let text = mutate(original);
+    // Half the time a trigger as well, so that an edge the splitter must get right lands in a file
+    // the analyser reads (most files hold no trigger and are never parsed).
+    if (random() < 0.5 && !triggers.has(name)) {
+      const [second, add] = pick(list.filter(([other]) => triggers.has(other)));
+      text = add(text);
+      name = `${name}+${second}`;
+    }
     if (text !== original) variants.push([name, text]);
   }
   for (const [mutation, text] of variants) {
@@ -278,7 +290,16 @@ function summary() {
   console.log(`\ncorpus: ${counts.files} files, ${(counts.bytes / 1e6).toFixed(1)} MB (${only ?? 'js+python'}, at most ${maxBytes} bytes each, seed ${firstSeed}, ${mutations} mutations a file)`);
   console.log(`compared: ${counts.comparisons} (${counts.comparisons - counts.mutated} originals, ${counts.mutated} mutated copies) in ${seconds.toFixed(0)} s, load average ${loadavg()[0].toFixed(2)}`);
   console.log(`same ${counts.same}, syntax error only in left-out text (documented) ${counts['blanked-syntax-error']}, different ${counts.different}, crashed ${counts.crashed}`);
+  // By the first mutation of each variant (a `+trigger` added or not).
+  const byFirst = new Map();
+  for (const [name, tally] of byMutation) {
+    const first = name.split('+')[0];
+    const sum = byFirst.get(first) ?? { compared: 0, different: 0 };
+    sum.compared += tally.compared;
+    sum.different += tally.different;
+    byFirst.set(first, sum);
+  }
   console.log('\nmutation              compared  different');
-  for (const [name, tally] of [...byMutation].sort()) console.log(`${name.padEnd(20)} ${String(tally.compared).padStart(9)} ${String(tally.different).padStart(10)}`);
+  for (const [name, tally] of [...byFirst].sort()) console.log(`${name.padEnd(20)} ${String(tally.compared).padStart(9)} ${String(tally.different).padStart(10)}`);
   process.exit(counts.different + counts.crashed > 0 ? 1 : 0);
 }
