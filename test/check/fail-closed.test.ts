@@ -100,6 +100,15 @@ test('leash check fails closed', async (t) => {
     const git = await runCheck(['--format', 'json'], dir, mark);
     assert.equal(git.code, 1, git.stderr);
     assert.deepEqual((JSON.parse(git.stdout) as JsonReport).notes, ['src/tracked.py: not a regular file, skipped']);
+
+    // The configuration and the baseline, read by default when present, are read the same way.
+    for (const name of ['.leash-check.json', '.leash-check-baseline.json']) {
+      execFileSync('mkfifo', [join(dir, name)]);
+      const settings = await runCheck(['src/a.mjs'], dir, mark);
+      assert.equal(settings.code, 2, `${name}: ${settings.stderr}`);
+      assert.match(settings.stderr, new RegExp(`${name.replace(/\./g, '\\.')}: not a regular file`));
+      unlinkSync(join(dir, name));
+    }
   });
 
   await t.test('a closed output is no finding and no stack trace', async () => {

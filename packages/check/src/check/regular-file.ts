@@ -56,6 +56,16 @@ export function readRegularFile(path: string, options: RegularFileOptions): Regu
   }
 }
 
+/** What kept a file from being read, in a few words for a message. */
+export function whyUnread(read: Exclude<RegularFileRead, { text: string }>, maxBytes: number): string {
+  if (read.problem === 'unopenable') return read.code;
+  if (read.problem === 'not-regular') return 'not a regular file';
+  return `${formatSize(read.size)}, over the ${formatSize(maxBytes)} limit`;
+}
+
+/** The most read of a configuration or baseline file: far more than any real one. */
+export const SETTINGS_MAX_BYTES = 64 << 20;
+
 /** A size as people write it: `16M`, `512k`, `2G`, or bytes. Binary units (`M` is 2^20 bytes). */
 export function parseSize(text: string): number | undefined {
   const match = /^(\d+)([kKmMgG]i?[bB]?)?$/.exec(text.trim());
