@@ -4,7 +4,7 @@
 // `npm test` (minutes, not seconds); run it after changing a splitter:
 //
 //   node scripts/check-differential.mjs [--lang js|python] [--mutations N] [--seed S]
-//        [--limit FILES] [--max-bytes B] [--save DIR] [--quiet] [PATH...]
+//        [--limit FILES] [--max-bytes B] [--save DIR] [--quiet] [--dist DIR] [PATH...]
 //
 // Corpus without PATHs: the repository's own sources and tests, its node_modules (.js .mjs .cjs .ts .mts .cts .jsx .tsx) and
 // CPython's standard library under /usr/lib/python3* and ~/.pyenv/versions (deduplicated by
@@ -23,7 +23,9 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
-const DIST = join(REPO, 'packages/check/dist/check');
+// --dist DIR: another build of proc-leash-check's dist/ (an older checkout's, say), for a before/after.
+const distAt = process.argv.indexOf('--dist');
+const DIST = join(distAt >= 0 ? process.argv.splice(distAt, 2)[1] : join(REPO, 'packages/check/dist'), 'check');
 const load = async (name) => import(pathToFileURL(join(DIST, name)).href);
 const { analyseJs } = await load('js-rules.js');
 const { analysePython } = await load('python-rules.js');
