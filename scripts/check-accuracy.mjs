@@ -69,7 +69,7 @@ async function runEslint(dir, files, expected) {
     const ts = /\.[cm]?tsx?$/.test(file);
     const messages = linter.verify(
       readFileSync(join(dir, file), 'utf8'),
-      [{ files: ['**/*.{js,mjs,cjs,jsx,ts,mts,cts,tsx}'], plugins: { leash: plugin }, rules: { 'leash/no-detached-spawn': 'error' }, languageOptions: ts ? { parser: textOnly } : { ecmaVersion: 'latest', sourceType: /\.c?js$/.test(file) ? 'commonjs' : 'module' } }],
+      [{ files: ['**/*.{js,mjs,cjs,jsx,ts,mts,cts,tsx}'], plugins: { leash: plugin }, rules: { 'leash/no-detached-spawn': 'error' }, languageOptions: ts ? { parser: textOnly } : { ecmaVersion: 'latest', sourceType: /\.c?js$/.test(file) ? 'commonjs' : 'module', parserOptions: { ecmaFeatures: { jsx: /\.jsx$/.test(file) } } } }],
       join(dir, file),
     );
     for (const m of messages) got.push(`${file}:${m.line} ${/\[([\w-]+)\]/.exec(m.message)?.[1] ?? m.message}`);
@@ -98,13 +98,13 @@ function score(got, expected, keep = () => true) {
 
 const rows = [];
 const details = {};
-for (const suite of ['js', 'python']) {
+for (const suite of ['js', 'js-chunks', 'python']) {
   const { dir, files, expected } = copySuite(suite);
   try {
     const got = runCli(dir, files);
     rows.push({ suite, checker: 'leash check', scope: 'all', ...score(got, expected) });
     rows.push({ suite, checker: 'leash check', scope: 'errors', ...score(got, expected, (f) => !WARNINGS.has(f.split(' ')[1])) });
-    if (suite === 'js') {
+    if (suite !== 'python') {
       const eslint = await runEslint(dir, files, expected);
       rows.push({ suite, checker: 'ESLint rule', scope: 'all', ...score(eslint.got, eslint.expected) });
     }

@@ -161,3 +161,56 @@ test('member names link where the analyser compares them: under `this.`, by a st
   const reduced = relevantText(text, 'a.mjs', 0) ?? '';
   assert.ok(!reduced.includes('filler'), 'the fillers, sharing only `.length` and `.map` with the rest, are blanked');
 });
+
+test('the tokenizer keeps its own stack: templates nested 10,000 deep are read, and blanked when unrelated', () => {
+  let nested = 'x';
+  for (let k = 0; k < 10_000; k++) nested = `\`a\${${nested}}b\``;
+  const text = `import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\nconst t = ${nested};\n${'export const n = 1;\n'.repeat(5)}`;
+  const reduced = relevantText(text, 'a.mjs', 0);
+  assert.ok(reduced !== undefined && !reduced.includes('`'), 'the nested templates are blanked');
+  assert.deepEqual((analyseJs(text, 'a.mjs', REPO_ROOT, 'auto') as Array<{ rule: string }>).map((f) => f.rule), ['js-detached-spawn']);
+  // Kept (it names the spawn), the TypeScript parser's own recursion overflows: that is the CLI's
+  // exit 2 by name (test/check/fail-closed.test.ts), never a hang or a wrong answer.
+  assert.throws(() => analyseJs(`${text}spawn(${nested});\n`, 'a.mjs', REPO_ROOT, 'auto'), RangeError);
+});
+
+test('chunked and whole-file analysis agree on the syntax a statement splitter can trip on (ASI, TS forms, regular expressions, labels)', () => {
+  const sp = "import { spawn } from 'node:child_process';\n";
+  const filler = 'export function f(a) {\n  return a + 1;\n}\n'.repeat(4);
+  const cases: Record<string, string> = {
+    letName: `${sp}const opts = { detached: true }\nlet\nx = opts\n${filler}spawn('a', [], x)\n`,
+    yieldRe: `${sp}function* g() { yield\n/detached/g }\n${filler}spawn('a', [], { detached: true })\n`,
+    asiPlus: `${sp}const o = { detached: true }\nlet y = o\n++z\n${filler}spawn('a', [], y)\n`,
+    typeUnion: `${sp}type A = B\n| C\nconst o: A = { detached: true }\n${filler}spawn('a', [], o)\n`,
+    generics: `${sp}const o = f<T>\n(x)\nconst p = { detached: true }\n${filler}spawn('a', [], p)\n`,
+    label: `${sp}outer:\nfor (const a of b) { spawn('a', [], { detached: true }) }\n${filler}`,
+    getter: `${sp}class K { get\ndetached() { return true } }\nconst c = new K()\n${filler}spawn('a', [], c)\n`,
+    declare: `${sp}declare const o: any\nconst p = o\n${filler}spawn('a', [], { ...p, detached: true })\n`,
+    namespace: `${sp}namespace N { export const o = { detached: true } }\n${filler}spawn('a', [], N.o)\n`,
+    enumx: `${sp}enum E { A }\nconst o = { detached: E.A === 0 }\n${filler}spawn('a', [], o)\n`,
+    privateIn: `${sp}class K { #p; static has(o) { return #p in o } }\nconst o = { detached: true }\n${filler}spawn('a', [], o)\n`,
+    arrowAsync: `${sp}const run = async\n(x) => spawn(x, [], { detached: true })\n${filler}`,
+    exportDefault: `${sp}export default\nfunction go() { return spawn('a', [], { detached: true }) }\n${filler}`,
+    regexClass: `${sp}const r = /[/'"]/g\nconst o = { detached: true }\n${filler}spawn('a', [], o)\n`,
+    templateCmd: `${sp}const cmd = \`nohup \${x} &\`\n${filler}spawn('sh', ['-c', cmd])\n`,
+    shebang: `#!/usr/bin/env node\n${sp}${filler}spawn('a', [], { detached: true })\n`,
+    satisfies: `${sp}const o = { detached: true } satisfies\nSpawnOptions\n${filler}spawn('a', [], o)\n`,
+    usingDecl: `${sp}using r = res()\nconst o = { detached: true }\n${filler}spawn('a', [], o)\n`,
+    unicodeName: `${sp}const ö = { detached: true }\n${filler}spawn('a', [], ö)\n`,
+    lineSep: `${sp}const o = { detached: true }\u2028const p = o\n${filler}spawn('a', [], p)\n`,
+    objectAfterBrace: `${sp}if (a) {}\n({ detached: true }).x\nconst p = 1\n${filler}spawn('a', [], p)\n`,
+    ofRegex: `${sp}for (const x of /detached/.exec(s)) {}\n${filler}spawn('a', [], { detached: true })\n`,
+    questionDot: `${sp}const o = a?.b\n?.c\nconst p = { detached: true }\n${filler}spawn('a', [], p)\n`,
+    bigComment: `${sp}/* a\n detached */\nconst p = {}\n${filler}spawn('a', [], p)\n`,
+    importAttr: `${sp}import data from './d.json' with { type: 'json' }\nconst p = { detached: data.x }\n${filler}spawn('a', [], p)\n`,
+    importMeta: `${sp}const u = import.meta\n.url\nconst p = { detached: true }\n${filler}spawn('a', [], p)\n`,
+    overload: `${sp}function s(a: string): void\nfunction s(a: any) { spawn(a, [], { detached: true }) }\n${filler}`,
+    abstractCls: `${sp}abstract class A { abstract go(): void }\nconst p = { detached: true }\n${filler}spawn('a', [], p)\n`,
+    exportEq: `${sp}const p = { detached: true }\nexport = p\n${filler}spawn('a', [], p)\n`,
+  };
+  for (const [name, text] of Object.entries(cases)) {
+    for (const path of ['a.ts', 'a.mjs', 'a.js', 'a.tsx']) {
+      assert.deepEqual(analyseJs(text, path, REPO_ROOT, 'chunks'), analyseJs(text, path, REPO_ROOT, 'whole'), `${name} as ${path}`);
+    }
+  }
+});

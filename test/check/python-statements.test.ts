@@ -121,6 +121,25 @@ test('top-level statements: whatever the splitter is unsure of is declined', () 
   for (const [what, source] of Object.entries(unsure)) assert.equal(topLevelStatements(source), undefined, what);
 });
 
+test('top-level statements: nesting 10,000 deep is no stack overflow (brackets are counted, nested f-strings declined)', async () => {
+  const deep = 10_000;
+  const brackets = `import os\nx = ${'(['.repeat(deep)}os.setsid()${'])'.repeat(deep)}\ny = 1\n`;
+  assert.equal(topLevelStatements(brackets)?.length, 3);
+  let fstrings = 'os.setsid()';
+  for (let k = 0; k < deep; k++) fstrings = `f"{${fstrings}}"`;
+  assert.equal(topLevelStatements(`import os\nx = ${fstrings}\n`), undefined, 'nested f-strings');
+  let specs = '1';
+  for (let k = 0; k < deep; k++) specs = `f"{x:{${specs}}}"`;
+  const text = `import os\nos.setsid()\ny = ${specs}\n`;
+  assert.equal(topLevelStatements(text), undefined, 'nested format specs');
+  // Python itself stops at 150 nested f-strings; the whole-file parse still judges the file.
+  const rules = (await analysePython(text)).map((f) => `${f.line} ${f.rule}`);
+  assert.ok(rules.includes('2 py-os-detach'), rules.join(', '));
+  let shallow = 'os.setsid()';
+  for (let k = 0; k < 20; k++) shallow = `f"{${shallow}}"`;
+  assert.equal(topLevelStatements(`import os\nx = ${shallow}\n`)?.length, 2, 'nesting as deep as real code goes is split');
+});
+
 const pythonFixtures = () =>
   readdirSync(join(FIXTURES, 'check', 'python'))
     .filter((name) => name.endsWith('.py'))

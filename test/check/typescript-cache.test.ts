@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { killMarked, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { execFile } from 'node:child_process';
+import { killMarked, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
 import { runCheck } from './harness.js';
 
 const packageJson = createRequire(join(REPO_ROOT, 'packages/check/package.json')).resolve('typescript/package.json');
@@ -43,4 +44,22 @@ test('typescript code cache', async (t) => {
   assert.notDeepEqual(readFileSync(file), garbage, 'the rejected cache is rewritten');
   const third = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
   assert.equal(third.stdout, first.stdout);
+
+  // The ESLint plugin loads typescript the same way: an `eslint .` run is as cold a process.
+  writeFileSync(file, garbage);
+  const lint = [
+    "import { Linter } from 'eslint';",
+    "import leash from 'proc-leash-check/eslint';",
+    "const text = \"import { spawn } from 'node:child_process';\\nspawn('a', [], { detached: true });\\n\";",
+    "const messages = new Linter({ configType: 'flat' }).verify(text, [leash.configs.recommended], 'a.mjs');",
+    'process.stdout.write(messages.map((m) => m.message).join("\\n"));',
+  ].join('\n');
+  const linted = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', lint], { cwd: REPO_ROOT, env: markedEnv(mark), timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+  assert.match(linted, /\[js-detached-spawn\]$/);
+  assert.notDeepEqual(readFileSync(file), garbage, 'the ESLint plugin compiled typescript through the code cache, and rewrote the rejected one');
 });

@@ -1,5 +1,5 @@
 // Burn-down baseline: per file and rule, how many unmarked findings are tolerated for now.
-import { existsSync, readFileSync } from 'node:fs';
+import { readRegularFile, SETTINGS_MAX_BYTES, whyUnread } from './regular-file.js';
 import { CheckError } from './config.js';
 import type { Finding } from './types.js';
 
@@ -29,14 +29,20 @@ export function formatBaseline(findings: Finding[]): string {
 }
 
 export function readBaseline(path: string, required: boolean): BaselineCounts {
-  if (!existsSync(path)) {
-    if (required) throw new CheckError(`baseline ${path} does not exist`);
-    return {};
-  }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    // Read as source files are: a FIFO left in its place must not hang the run.
+    const read = readRegularFile(path, { followSymlink: true, maxBytes: SETTINGS_MAX_BYTES });
+    if (!('text' in read)) {
+      if (read.problem === 'unopenable' && read.code === 'ENOENT') {
+        if (required) throw new CheckError(`baseline ${path} does not exist`);
+        return {};
+      }
+      throw new CheckError(`cannot read baseline ${path}: ${whyUnread(read, SETTINGS_MAX_BYTES)}`);
+    }
+    raw = JSON.parse(read.text);
   } catch (error) {
+    if (error instanceof CheckError) throw error;
     throw new CheckError(`cannot read baseline ${path}: ${(error as Error).message}`);
   }
   const files = (raw as { files?: unknown } | null)?.files;

@@ -1,6 +1,6 @@
 // Project configuration: `.leash-check.json` in the working directory (optional).
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { readRegularFile, SETTINGS_MAX_BYTES, whyUnread } from './regular-file.js';
 
 export const CONFIG_FILE = '.leash-check.json';
 export const DEFAULT_BASELINE_FILE = '.leash-check-baseline.json';
@@ -26,9 +26,15 @@ export function loadConfig(cwd: string, file?: string): CheckConfig {
   const config: CheckConfig = { helpers: [], skip: [], defaultSkips: true, baseline: DEFAULT_BASELINE_FILE };
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    // Read as source files are: a FIFO left in its place must not hang the run.
+    const read = readRegularFile(path, { followSymlink: true, maxBytes: SETTINGS_MAX_BYTES });
+    if (!('text' in read)) {
+      if (read.problem === 'unopenable' && read.code === 'ENOENT' && file === undefined) return config;
+      throw new CheckError(`cannot read ${path}: ${whyUnread(read, SETTINGS_MAX_BYTES)}`);
+    }
+    text = read.text;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && file === undefined) return config;
+    if (error instanceof CheckError) throw error;
     throw new CheckError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   let raw: unknown;

@@ -1,10 +1,11 @@
 // Which files a run looks at: the repository's tracked files or the named paths, minus the default
 // skips (tests, fixtures, vendored and generated trees) and the project's own spawn helpers.
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { languageOf } from './checker.js';
 import { CheckError, type CheckConfig } from './config.js';
+import { formatSize, readRegularFile, type RegularFileRead } from './regular-file.js';
 import type { Language } from './types.js';
 
 /** Folder names skipped anywhere in a path unless the configuration turns default skips off. */
@@ -211,31 +212,35 @@ function gitTrackedFiles(cwd: string): Array<{ path: string; mode: string }> {
 export type ReadResult = { text: string } | { skipped: string };
 
 /**
- * Reads a target without ever blocking on it: opened non-blocking (a FIFO would otherwise wait
- * for a writer forever) and checked to be a regular file on the open descriptor, so a file
- * swapped for a FIFO or a link after listing is caught too. A listed file is opened without
- * following a symlink; a named one is followed.
+ * The largest file checked by default: hand-written source is far smaller, and a parser's tree of
+ * a file this size already takes hundreds of MB. A larger file fails the run (exit 2, by name)
+ * rather than being skipped in silence; `--max-file-size` raises the bound.
  */
-export function readTarget(target: Target): ReadResult {
-  let fd: number;
+export const DEFAULT_MAX_FILE_BYTES = 16 << 20;
+
+/**
+ * Reads a target without ever blocking on it or loading more than `maxBytes` (regular-file.ts). A
+ * listed file is opened without following a symlink; a named one is followed.
+ */
+export function readTarget(target: Target, maxBytes: number = DEFAULT_MAX_FILE_BYTES): ReadResult {
+  let read: RegularFileRead;
   try {
-    fd = openSync(target.absolute, constants.O_RDONLY | constants.O_NONBLOCK | (target.named ? 0 : constants.O_NOFOLLOW));
+    read = readRegularFile(target.absolute, { followSymlink: target.named, maxBytes });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (target.fromGit && code === 'ENOENT') return { skipped: '' }; // deleted in the work tree, still in the index
-    if (code === 'ELOOP' && !target.named) return { skipped: `${target.path}: became a symbolic link, not followed` };
-    throw new CheckError(`cannot read ${target.path}: ${code ?? (error as Error).message}`);
+    throw new CheckError(`cannot read ${target.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  try {
-    if (!fstatSync(fd).isFile()) {
+  if ('text' in read) return read;
+  switch (read.problem) {
+    case 'unopenable':
+      if (target.fromGit && read.code === 'ENOENT') return { skipped: '' }; // deleted in the work tree, still in the index
+      if (read.code === 'ELOOP' && !target.named) return { skipped: `${target.path}: became a symbolic link, not followed` };
+      throw new CheckError(`cannot read ${target.path}: ${read.code}`);
+    case 'not-regular':
       if (target.named) throw new CheckError(`cannot check ${target.path}: not a regular file`);
       return { skipped: `${target.path}: not a regular file, skipped` };
-    }
-    return { text: readFileSync(fd, 'utf8') };
-  } catch (error) {
-    if (error instanceof CheckError) throw error;
-    throw new CheckError(`cannot read ${target.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  } finally {
-    closeSync(fd);
+    case 'too-large':
+      throw new CheckError(
+        `cannot check ${target.path}: ${formatSize(read.size)}, over the ${formatSize(maxBytes)} limit on a checked file (raise it with --max-file-size SIZE, or skip the file in the configuration)`,
+      );
   }
 }

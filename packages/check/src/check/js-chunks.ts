@@ -150,6 +150,8 @@ class Tokenizer {
   /** The `.` before a member came after `this`, `super` or `import`. */
   private dotAfterKeyword = false;
   private newlineBefore = false;
+  /** In a top-level `import` declaration before its specifier string: no statement ends there. */
+  private inImportClause = false;
   private readonly stack: number[] = [];
   /** For each open `(`: whether it is a statement head, and whether `async` came right before it. */
   private readonly parenControl: boolean[] = [];
@@ -303,6 +305,7 @@ class Tokenizer {
     const next = this.text.charCodeAt(this.i);
     // `import.meta` anywhere; `import x`, `import {`, `import '...'` at the top level; not `import(...)`.
     if (next === 46 || (next !== 40 && this.stack.length === 0)) this.current.module = true;
+    if (next !== 46 && next !== 40 && this.stack.length === 0) this.inImportClause = true;
     this.newlineBefore = false;
   }
 
@@ -394,6 +397,7 @@ class Tokenizer {
 
   private stringToken(start: number, quote: number): void {
     const j = this.stringEnd(start, quote);
+    this.inImportClause = false;
     // `this['proc']`, `o['opts'] = ...`: a member named by a string is a name like `.proc`.
     if (this.prevIsOpenBracket) this.addName(start + 1, j - 1);
     if (this.triggerIn(start + 1, j - 1, this.escaped)) this.current.seed = true;
@@ -476,6 +480,7 @@ class Tokenizer {
         return;
       }
       case 59: // ;
+        this.inImportClause = false;
         this.i++;
         this.finish(this.i, P_NONE);
         if (this.stack.length === 0) {
@@ -565,6 +570,8 @@ class Tokenizer {
     // `from` on its own line goes on an `import`/`export` (`import { spawn }\n  from 'x'`): never a
     // cut before it; a statement that does begin with `from` only stays with the one before.
     if (this.stack.length !== 0 || !this.newlineBefore || word === '' || word === 'from') return;
+    // `import * as a\nb from 'x'` is one broken statement, not two: never a cut before the specifier.
+    if (this.inImportClause) return;
     // A line break after a complete expression, then a word that cannot continue it: a new statement
     // (automatic semicolon insertion). Not after a contextual word (`x as\nconst` goes on), nor
     // before a reserved word that continues a statement (`else`, `while` of `do`, `catch`, `in`).

@@ -10,9 +10,10 @@
 // CommonJS, and an ESM `import` of it first runs Node's module-format detection and CommonJS
 // export scan over all of it, which costs about 0.4 s of start-up for nothing.
 import ts = require('typescript');
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
+import { readRegularFile } from './regular-file.js';
 import { backgroundingIn } from './shell.js';
 import type { RawFinding } from './types.js';
 
@@ -79,8 +80,15 @@ function parse(path: string, text: string): ts.SourceFile {
  * parses every file whole, `chunks` blanks whatever can be blanked, however little.
  */
 export function analyseJs(text: string, path: string, root: string = process.cwd(), parsing: 'auto' | 'whole' | 'chunks' = 'auto'): RawFinding[] {
-  const parsed = parsing === 'whole' ? text : (relevantText(text, path, parsing === 'chunks' ? 0 : undefined) ?? text);
-  return new JsFileAnalysis(parse(path, parsed), { root: resolve(root), depth: 0 }).run();
+  const context = { root: resolve(root), depth: 0 };
+  const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined);
+  if (chunks !== undefined) {
+    const findings = new JsFileAnalysis(parse(path, chunks), context).run();
+    // A syntax error in what was parsed: the whole file is parsed instead, so that the error
+    // reported is the file's first one, where it is (an earlier one may lie in a blanked chunk).
+    if (!findings.some((finding) => finding.rule === 'parse-error')) return findings;
+  }
+  return new JsFileAnalysis(parse(path, text), context).run();
 }
 
 // --- the project's own modules, followed through relative imports --------------------------------
@@ -117,21 +125,10 @@ function resolveRelative(from: string, specifier: string, root: string): string 
   return undefined;
 }
 
-/** Reads a module's text without blocking on a FIFO swapped in, and only if it is small enough to be hand-written. */
+/** A module's text, if it is a regular file small enough to be hand-written (read as checked files are). */
 function readModule(file: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > MAX_MODULE_BYTES) return undefined;
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const read = readRegularFile(file, { followSymlink: false, maxBytes: MAX_MODULE_BYTES });
+  return 'text' in read ? read.text : undefined;
 }
 
 /** The spawn functions a project module exports (re-exported, or wrappers that pass options through). */

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { applyBaseline, formatBaseline, readBaseline } from './baseline.js';
 import { checkText } from './checker.js';
 import { CheckError, loadConfig } from './config.js';
-import { listTargets, PathFilter, readTarget } from './files.js';
+import { DEFAULT_MAX_FILE_BYTES, listTargets, PathFilter, readTarget } from './files.js';
+import { parseSize } from './regular-file.js';
 import { failing, FORMATS, render, type Failure, type Format, type Report } from './formats.js';
 import type { Finding } from './types.js';
 
@@ -25,6 +26,7 @@ options:
   --strict-baseline    also fail when the baseline allows more than is left
   --all                ignore the baseline
   --config FILE        configuration file (default: .leash-check.json if present)
+  --max-file-size SIZE  largest file checked, e.g. 64M (default 16M); a larger one is exit 2
   -h, --help           this text
 
 exit: 0 clean, 1 findings, 2 could not run or could not judge a file (git cannot list, unreadable
@@ -40,10 +42,11 @@ interface Options {
   strictBaseline: boolean;
   all: boolean;
   help: boolean;
+  maxFileBytes: number;
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { paths: [], format: undefined, baseline: undefined, config: undefined, printBaseline: false, strictBaseline: false, all: false, help: false };
+  const options: Options = { paths: [], format: undefined, baseline: undefined, config: undefined, printBaseline: false, strictBaseline: false, all: false, help: false, maxFileBytes: DEFAULT_MAX_FILE_BYTES };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const value = (): string => {
@@ -63,6 +66,12 @@ function parseArgs(argv: string[]): Options {
       options.format = format as Format;
     } else if (flag === '--baseline') options.baseline = value();
     else if (flag === '--config') options.config = value();
+    else if (flag === '--max-file-size') {
+      const size = value();
+      const bytes = parseSize(size);
+      if (bytes === undefined || bytes === 0) throw new CheckError(`--max-file-size takes a size such as 64M or 1G, not '${size}'`);
+      options.maxFileBytes = bytes;
+    }
     else if (arg === '--print-baseline') options.printBaseline = true;
     else if (arg === '--strict-baseline') options.strictBaseline = true;
     else if (arg === '--all') options.all = true;
@@ -111,7 +120,7 @@ async function run(options: Options): Promise<number> {
     // Each file is judged on its own: a file that cannot be read or analysed fails the run (exit 2)
     // by name, and the other files' findings are still reported.
     try {
-      const read = readTarget(target);
+      const read = readTarget(target, options.maxFileBytes);
       if ('skipped' in read) {
         if (read.skipped !== '') notes.push(read.skipped);
         continue;
@@ -144,7 +153,7 @@ async function run(options: Options): Promise<number> {
 }
 
 /** A failure's reason in one line: the error's message, never its stack. */
-function describeFailure(error: unknown): string {
+export function describeFailure(error: unknown): string {
   if (error instanceof CheckError) return error.message.replace(/^cannot (?:read|check) [^:]*: /, '');
   if (error instanceof RangeError && /call stack/i.test(error.message)) return 'the analyser ran out of stack on this file (nested too deeply)';
   return `the analyser failed: ${error instanceof Error ? error.message : String(error)}`;

@@ -307,6 +307,25 @@ function matchStarts(pattern: RegExp, text: string): number[] {
   return starts;
 }
 
+/** Which children of an entered node are walked: none, the named ones, or a few by field. */
+const CHILDREN_NONE = 0;
+const CHILDREN_NAMED = 1;
+/** The first `value` (a keyword argument's). */
+const CHILDREN_VALUE = 2;
+/** The first `object` (an attribute's). */
+const CHILDREN_OBJECT = 3;
+/** The first `left`, `type` and `right` (an assignment's), the left unless it only names. */
+const CHILDREN_ASSIGNMENT = 4;
+
+/** A node being walked. */
+interface Visit {
+  children: number;
+  /** Fields of its children already walked (a bit each), for the by-field kinds. */
+  fields: number;
+  /** A call: popped from the enclosing calls when left. */
+  call: boolean;
+}
+
 // The walk goes over the tree with a TreeCursor and builds a JavaScript node object only where a
 // rule could fire. Building one for every node (namedChildren, childForFieldName) cost more than
 // the parse itself. Each shortcut below is a cheap test that is false only when the exact check
@@ -381,15 +400,19 @@ class PythonFileAnalysis {
     this.report(node, 'parse-error', 'cannot parse this file (a detached spawn here could go unseen)', 'error');
   }
 
+  /** `a.b.c` with `a` qualified by the imports; undefined unless every part is a name. Iterative: a dotted name can be any length. */
   private qualify(node: SyntaxNode | null): string | undefined {
-    if (!node) return undefined;
-    if (node.type === 'identifier') return this.qualifyName(node.text);
-    if (node.type === 'attribute') {
-      const owner = this.qualify(node.childForFieldName('object'));
-      const member = node.childForFieldName('attribute')?.text;
-      return owner && member ? `${owner}.${member}` : undefined;
+    const members: string[] = [];
+    let part = node;
+    while (part?.type === 'attribute') {
+      const member = part.childForFieldName('attribute')?.text;
+      if (!member) return undefined;
+      members.push(member);
+      part = part.childForFieldName('object');
     }
-    return undefined;
+    if (part?.type !== 'identifier') return undefined;
+    const owner = this.qualifyName(part.text);
+    return owner ? [owner, ...members.reverse()].join('.') : undefined;
   }
 
   private qualifyName(name: string): string {
@@ -400,59 +423,124 @@ class PythonFileAnalysis {
     return this.text.slice(cursor.startIndex, cursor.endIndex);
   }
 
-  /** Visits a node reached as an object (the rare paths), through a cursor of its own. */
+  /**
+   * Walks the tree under `node` without recursion: a file's nesting is unbounded (a chain of
+   * thousands of calls is valid Python 3.13), and a recursive walk overflows the stack on it. Each
+   * node is entered once (its own checks, in enter), and then those of its children that can
+   * report anything are walked in source order; the cursor is the walk's only position.
+   */
   private visitNode(node: SyntaxNode): void {
     const cursor = node.walk();
     try {
-      this.visit(cursor);
+      const parents: Visit[] = [];
+      let entered = this.enter(cursor);
+      for (;;) {
+        if (entered.children !== CHILDREN_NONE && cursor.gotoFirstChild()) {
+          parents.push(entered);
+          if (this.accepts(entered, cursor)) {
+            entered = this.enter(cursor);
+            continue;
+          }
+        } else {
+          this.leave(entered);
+          if (parents.length === 0) return;
+        }
+        // On to the next child worth entering, climbing out of the nodes whose children are done.
+        for (;;) {
+          const parent = parents[parents.length - 1] as Visit;
+          if (cursor.gotoNextSibling()) {
+            if (this.accepts(parent, cursor)) {
+              entered = this.enter(cursor);
+              break;
+            }
+            continue;
+          }
+          cursor.gotoParent();
+          parents.pop();
+          this.leave(parent);
+          if (parents.length === 0) return;
+        }
+      }
     } finally {
       cursor.delete();
     }
   }
 
-  /** Visits the named children of the cursor's node; the cursor ends where it started. */
-  private visitChildren(cursor: TreeCursor): void {
-    if (!cursor.gotoFirstChild()) return;
-    do {
-      if (cursor.nodeIsNamed) this.visit(cursor);
-    } while (cursor.gotoNextSibling());
-    cursor.gotoParent();
-  }
-
-  /** Visits the cursor's node; the cursor ends where it started. */
-  private visit(cursor: TreeCursor): void {
-    if (!this.mayMatter(cursor)) return;
-    switch (cursor.nodeType) {
-      case 'import_statement':
-        return this.collectImport(cursor.currentNode);
-      case 'import_from_statement':
-        return this.collectFromImport(cursor.currentNode);
-      case 'call':
-        return this.visitCall(cursor);
-      case 'keyword_argument':
-        return this.visitKeywordArgument(cursor);
-      case 'pair':
-        return this.visitPair(cursor);
-      case 'assignment':
-      case 'augmented_assignment':
-        return this.visitAssignment(cursor);
-      case 'attribute':
-        return this.visitAttribute(cursor);
-      case 'identifier':
-        return this.visitIdentifier(cursor);
+  /** Whether the child under the cursor is walked, by what its parent's visit asked for. */
+  private accepts(parent: Visit, cursor: TreeCursor): boolean {
+    switch (parent.children) {
+      case CHILDREN_NAMED:
+        return cursor.nodeIsNamed;
+      case CHILDREN_VALUE:
+      case CHILDREN_OBJECT: {
+        if (parent.fields !== 0) return false; // only the first such child
+        const wanted = parent.children === CHILDREN_VALUE ? this.fields.value : this.fields.object;
+        if (cursor.currentFieldId !== wanted) return false;
+        parent.fields = 1;
+        return true;
+      }
+      case CHILDREN_ASSIGNMENT: {
+        // The first left, type and right parts (in source order). A definition such as
+        // `DETACHED_PROCESS = 0x8` is not a use; its uses are reported. Nor is a write to a
+        // detaching name (`os.forkpty = None` disables it in a sandbox): a plain name or dotted
+        // name on the left is not walked.
+        const field = cursor.currentFieldId;
+        const bit = field === this.fields.left ? 1 : field === this.fields.right ? 2 : field === this.fields.type ? 4 : 0;
+        if (bit === 0 || (parent.fields & bit) !== 0) return false;
+        parent.fields |= bit;
+        return !(bit === 1 && (cursor.nodeType === 'identifier' || (WRITTEN_NAMES.has(cursor.nodeType) && /^[\w.,\s()[\]]+$/.test(this.textAt(cursor)))));
+      }
       default:
-        return this.visitChildren(cursor);
+        return false;
     }
   }
 
-  private visitCall(cursor: TreeCursor): void {
+  /** A node's own checks, on entering it; says which of its children are walked. */
+  private enter(cursor: TreeCursor): Visit {
+    if (!this.mayMatter(cursor)) return { children: CHILDREN_NONE, fields: 0, call: false };
+    switch (cursor.nodeType) {
+      case 'import_statement':
+        this.collectImport(cursor.currentNode);
+        return { children: CHILDREN_NONE, fields: 0, call: false };
+      case 'import_from_statement':
+        this.collectFromImport(cursor.currentNode);
+        return { children: CHILDREN_NONE, fields: 0, call: false };
+      case 'call':
+        this.enterCall(cursor);
+        return { children: CHILDREN_NAMED, fields: 0, call: true };
+      case 'keyword_argument':
+        this.enterKeywordArgument(cursor);
+        return { children: CHILDREN_VALUE, fields: 0, call: false };
+      case 'pair':
+        this.enterPair(cursor);
+        return { children: CHILDREN_NAMED, fields: 0, call: false };
+      case 'assignment':
+      case 'augmented_assignment':
+        this.enterAssignment(cursor);
+        return { children: CHILDREN_ASSIGNMENT, fields: 0, call: false };
+      case 'attribute':
+        this.enterAttribute(cursor);
+        return { children: CHILDREN_OBJECT, fields: 0, call: false };
+      case 'identifier':
+        this.visitIdentifier(cursor);
+        return { children: CHILDREN_NONE, fields: 0, call: false };
+      default:
+        return { children: CHILDREN_NAMED, fields: 0, call: false };
+    }
+  }
+
+  /** Leaving a node, after its children. */
+  private leave(visit: Visit): void {
+    if (visit.call) this.enclosingCalls.pop();
+  }
+
+  private enterCall(cursor: TreeCursor): void {
     const { member, qualified } = this.callee(cursor);
     if ((member !== undefined && (DETACH_HELPERS.has(member) || member === 'setdefault')) || COMMAND_RUNNERS.test(qualified)) {
       this.checkCall(cursor.currentNode);
     }
+    // Popped when the call is left: findings inside it carry its span.
     this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
-    this.visitChildren(cursor);
-    this.enclosingCalls.pop();
   }
 
   /**
@@ -495,7 +583,8 @@ class PythonFileAnalysis {
     return { member, qualified };
   }
 
-  private visitKeywordArgument(cursor: TreeCursor): void {
+  /** An option's keyword is checked exactly; its value is walked either way. */
+  private enterKeywordArgument(cursor: TreeCursor): void {
     let name: string | undefined;
     let hasValue = false;
     if (!cursor.gotoFirstChild()) return;
@@ -507,10 +596,8 @@ class PythonFileAnalysis {
       }
       if (field === this.fields.name && name === undefined) name = this.textAt(cursor);
     } while (cursor.gotoNextSibling());
-    const exact = hasValue && name !== undefined && OPTION_NAMES.has(name);
-    if (hasValue && !exact) this.visit(cursor);
     cursor.gotoParent();
-    if (exact) this.checkKeywordArgument(cursor.currentNode);
+    if (hasValue && name !== undefined && OPTION_NAMES.has(name)) this.checkKeywordArgument(cursor.currentNode);
   }
 
   private checkKeywordArgument(node: SyntaxNode): void {
@@ -519,10 +606,9 @@ class PythonFileAnalysis {
     if (!value) return;
     if (optionDetaches(name, value)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(value);
-    this.visitNode(value);
   }
 
-  private visitPair(cursor: TreeCursor): void {
+  private enterPair(cursor: TreeCursor): void {
     // Only a string key can name an option; a plain string's value is its own text less the
     // quotes, so it holds the option's name verbatim. Concatenated keys always go the exact way.
     let exact = false;
@@ -536,7 +622,6 @@ class PythonFileAnalysis {
       cursor.gotoParent();
     }
     if (exact) this.checkPair(cursor.currentNode);
-    this.visitChildren(cursor);
   }
 
   private checkPair(node: SyntaxNode): void {
@@ -547,7 +632,8 @@ class PythonFileAnalysis {
     if (value && name === 'creationflags') this.checkFlagLiterals(value);
   }
 
-  private visitAttribute(cursor: TreeCursor): void {
+  /** A dotted name is checked whole; of its parts only the object is walked. */
+  private enterAttribute(cursor: TreeCursor): void {
     // The member is the attribute's last token, so its text ends with the member's name.
     if (DETACHING_MEMBER.test(this.textAt(cursor))) {
       const node = cursor.currentNode;
@@ -556,14 +642,6 @@ class PythonFileAnalysis {
       if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
       else if (WINDOWS_FLAGS.has(member)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
     }
-    if (!cursor.gotoFirstChild()) return;
-    do {
-      if (cursor.currentFieldId === this.fields.object) {
-        this.visit(cursor);
-        break;
-      }
-    } while (cursor.gotoNextSibling());
-    cursor.gotoParent();
   }
 
   private visitIdentifier(cursor: TreeCursor): void {
@@ -575,9 +653,10 @@ class PythonFileAnalysis {
     else if (WINDOWS_FLAGS.has(name)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
   }
 
-  private visitAssignment(cursor: TreeCursor): void {
+  /** `kw["start_new_session"] = True` is checked here; the parts are walked by accepts(). */
+  private enterAssignment(cursor: TreeCursor): void {
     if (!cursor.gotoFirstChild()) return;
-    // kw["start_new_session"] = True: the left side comes first.
+    // The left side comes first.
     let subscriptTarget = false;
     do {
       if (cursor.currentFieldId === this.fields.left) {
@@ -587,20 +666,6 @@ class PythonFileAnalysis {
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
     if (subscriptTarget) this.checkSubscriptAssignment(cursor.currentNode);
-    // A definition such as `DETACHED_PROCESS = 0x8` is not a use; its uses are reported. The
-    // parts are visited in source order (left, type, right); findings are sorted by position
-    // later, and no import can sit inside an assignment, so the order changes nothing.
-    if (!cursor.gotoFirstChild()) return;
-    const seen = new Set<number>();
-    do {
-      const field = cursor.currentFieldId;
-      if ((field !== this.fields.left && field !== this.fields.right && field !== this.fields.type) || seen.has(field)) continue;
-      seen.add(field);
-      // Nor is a write to a detaching name (`os.forkpty = None` disables it in a sandbox): a
-      // plain name or dotted name on the left is not visited.
-      if (field !== this.fields.left || !(cursor.nodeType === 'identifier' || (WRITTEN_NAMES.has(cursor.nodeType) && /^[\w.,\s()[\]]+$/.test(this.textAt(cursor))))) this.visit(cursor);
-    } while (cursor.gotoNextSibling());
-    cursor.gotoParent();
   }
 
   private checkSubscriptAssignment(node: SyntaxNode): void {
@@ -677,13 +742,21 @@ class PythonFileAnalysis {
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
-  private checkFlagLiterals(node: SyntaxNode): void {
-    const value = integerValue(node);
-    if (value !== undefined && (value & WINDOWS_FLAG_BITS) !== 0) {
-      this.report(node, 'py-windows-detach', `creation flag ${node.text} includes a Windows detach flag`);
-      return;
+  /** Integer literals holding a detach bit, anywhere in a flags expression (`0x8 | X | ...`, however long). */
+  private checkFlagLiterals(root: SyntaxNode): void {
+    const pending = [root];
+    for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+      const value = integerValue(node);
+      if (value !== undefined && (value & WINDOWS_FLAG_BITS) !== 0) {
+        this.report(node, 'py-windows-detach', `creation flag ${node.text} includes a Windows detach flag`);
+        continue;
+      }
+      const children = node.namedChildren;
+      for (let k = children.length - 1; k >= 0; k--) {
+        const child = children[k];
+        if (child) pending.push(child); // in reverse: popped in source order
+      }
     }
-    for (const child of node.namedChildren) if (child) this.checkFlagLiterals(child);
   }
 
   private report(node: SyntaxNode, rule: RuleId, message: string, severity: RawFinding['severity'] = 'error'): void {

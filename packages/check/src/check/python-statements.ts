@@ -48,6 +48,8 @@ const INDENTATION = /[ \t]+/y;
 const PLAIN_STRING: Record<number, RegExp> = { [SINGLE_QUOTE]: /[^'\\\n\r]+/y, [DOUBLE_QUOTE]: /[^"\\\n\r]+/y };
 const PLAIN_FSTRING: Record<number, RegExp> = { [SINGLE_QUOTE]: /[^'\\\n\r{}]+/y, [DOUBLE_QUOTE]: /[^"\\\n\r{}]+/y };
 const CLOSER: Record<number, number> = { 41: 40, 93: 91, 125: 123 };
+/** CPython's tokenizer allows 150 nested f-strings (MAXFSTRINGLEVEL); deeper is unsure. */
+const MAX_FIELD_DEPTH = 150;
 
 /** Header words that continue the compound statement above them at column 0. */
 const CONTINUATION = /(?:else|elif|except|finally)(?![\w\u0080-\uffff])/y;
@@ -75,6 +77,8 @@ class StatementScanner {
   /** Offset of the current physical line's first character. */
   private lineStart = 0;
   private readonly statements: Statement[] = [];
+  /** Replacement fields open around the offset: f-strings nested in f-strings, or in format specs. */
+  private fieldDepth = 0;
 
   constructor(private readonly text: string) {}
 
@@ -247,6 +251,9 @@ class StatementScanner {
 
   /** Scans an f-string's `{expression!conversion:format}` from past its `{` to past its `}`. */
   private scanReplacementField(triple: boolean): void {
+    // Each nested f-string or format spec is a call deeper (they are rare and shallow): past
+    // Python's own limit the file is no Python anyway, and is left to the parser, not the stack.
+    if (++this.fieldDepth > MAX_FIELD_DEPTH) throw new Unsure();
     const text = this.text;
     const length = text.length;
     const brackets: number[] = [];
@@ -256,11 +263,13 @@ class StatementScanner {
       const c = text.charCodeAt(this.i);
       if (c === CLOSE_BRACE && brackets.length === 0) {
         this.i++;
+        this.fieldDepth--;
         return;
       }
       if (c === COLON && brackets.length === 0) {
         this.i++;
         this.scanFormatSpec();
+        this.fieldDepth--;
         return;
       }
       if (c === SINGLE_QUOTE || c === DOUBLE_QUOTE) this.scanString();

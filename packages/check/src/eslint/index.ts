@@ -4,9 +4,11 @@
 // The rule does not walk ESLint's tree: it hands the file's text to the same analyser `leash check`
 // uses, so both always agree, and it works under any parser ESLint is configured with (espree,
 // typescript-eslint, ...). ESLint itself is only a peer dependency of this entry point.
+import './preload.js'; // first: typescript from the code cache, before js-rules.ts requires it
 import { applyMarkers, mayMatter } from '../check/checker.js';
 import { about } from '../check/about.js';
 import { analyseJs } from '../check/js-rules.js';
+import { describeFailure } from '../check/main.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
 const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
@@ -28,7 +30,10 @@ export const noDetachedSpawn = {
       url: about().docsUrl,
     },
     schema: [],
-    messages: { finding: '{{message}} [{{rule}}]' },
+    messages: {
+      finding: '{{message}} [{{rule}}]',
+      failure: 'leash could not check this file, so a detached spawn in it could go unseen: {{reason}}',
+    },
   },
   create(context: RuleContext) {
     return {
@@ -36,7 +41,16 @@ export const noDetachedSpawn = {
         const text = context.sourceCode.text;
         if (!mayMatter(text, 'js')) return;
         const filename = context.filename && !context.filename.startsWith('<') ? context.filename : 'input.tsx';
-        for (const finding of applyMarkers(filename, text, analyseJs(text, filename, context.cwd))) {
+        let raw;
+        try {
+          raw = analyseJs(text, filename, context.cwd);
+        } catch (error) {
+          // As `leash check` fails this file alone (exit 2 by name), the rule reports it on this
+          // file, rather than throwing and ending the whole lint run with a stack trace.
+          context.report({ loc: { line: 1, column: 0 }, messageId: 'failure', data: { reason: describeFailure(error) } });
+          return;
+        }
+        for (const finding of applyMarkers(filename, text, raw)) {
           if (finding.suppressed || !REPORTED_RULES.has(finding.rule)) continue;
           context.report({
             loc: { line: finding.line, column: finding.column - 1 },
