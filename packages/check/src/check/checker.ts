@@ -39,7 +39,7 @@ const withoutCommentLines = (text: string, language: Language): string =>
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
-  if (shellMayMatter(text)) return true;
+  if (shellMayMatter(text, language)) return true;
   const prefilter = language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER;
   if (!prefilter.test(text)) return false;
   return prefilter.test(withoutCommentLines(text, language).replace(language === 'python' ? HARMLESS_PYTHON : HARMLESS_JS, ''));
