@@ -866,7 +866,9 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
 }
 
 const NOT_LINE_BREAKS = /[^\n\r\u2028\u2029]+/g;
-const OTHER_LINE_BREAKS = /[\r\u2028\u2029]/;
+// Three searches for one character each, several times faster than one character class: a text
+// without a character beyond Latin-1 does not even look for the last two.
+const hasOtherLineBreaks = (text: string) => text.includes('\r') || text.includes('\u2028') || text.includes('\u2029');
 
 /** `text` with every chunk not kept, and everything between chunks, blanked; line breaks and the kept chunks' columns stay. */
 function blankExcept(text: string, chunks: Chunk[], keep: boolean[]): string {
@@ -874,7 +876,7 @@ function blankExcept(text: string, chunks: Chunk[], keep: boolean[]): string {
   let at = 0; // end of what has been written, in `text`
   let pendingSemicolon = false;
   // Most files break lines with `\n` alone: their gaps' breaks are counted, not matched.
-  const onlyNewlines = !OTHER_LINE_BREAKS.test(text);
+  const onlyNewlines = !hasOtherLineBreaks(text);
   const blank = (from: number, to: number) => {
     if (from >= to) return;
     let breaks: string;
