@@ -43,6 +43,10 @@ test('harmless literals, bitwise and intersection `&` and prose do not make a fi
   assert.equal(mayMatter('const cmd = `\n  server & echo started\n`;\n', 'js'), true);
   assert.equal(mayMatter('cmd = """\nserver & echo started\n"""\n', 'python'), true);
   assert.equal(mayMatter("const cmd = `a ${x}`; // it's\nconst m = flags & MASK;\nconst t = '`';\ntype T = A & B;\n", 'js'), false);
+  // Backticks in a comment, a regular expression or a substitution's string do not open a template; a division is no regular expression.
+  assert.equal(mayMatter("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst cmd = `\n  server & echo started\n`;\n", 'js'), true);
+  assert.equal(mayMatter("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst m = flags & MASK;\n", 'js'), false);
+  assert.equal(mayMatter("# a ''' here\nx = '\"\"\"'\ncmd = '''\nserver & echo started\n'''\n", 'python'), true);
   assert.equal(mayMatter("cmd = \"\"\"a\"\"\"  # it's\nx = a & b\ny = \"'''\"\nz = b & c\n", 'python'), false);
 });
 
