@@ -47,6 +47,10 @@ test('harmless literals, bitwise and intersection `&` and prose do not make a fi
   assert.equal(mayMatter("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst cmd = `\n  server & echo started\n`;\n", 'js'), true);
   assert.equal(mayMatter("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst m = flags & MASK;\n", 'js'), false);
   assert.equal(mayMatter("# a ''' here\nx = '\"\"\"'\ncmd = '''\nserver & echo started\n'''\n", 'python'), true);
+  // A one-line string continued by a backslash crosses the line break too.
+  assert.equal(mayMatter("exec('server --port \\\n8080 & echo started');\n", 'js'), true);
+  assert.equal(mayMatter("os.system('server --port \\\r\n8080 & echo started')\n", 'python'), true);
+  assert.equal(mayMatter("const m = flags \\\n& MASK;\nconst n = a & b;\n", 'js'), false);
   assert.equal(mayMatter("cmd = \"\"\"a\"\"\"  # it's\nx = a & b\ny = \"'''\"\nz = b & c\n", 'python'), false);
 });
 

@@ -56,6 +56,7 @@ export function shellMayMatter(text: string, language: Language): boolean {
   let lineEnd = -1; // the line break ending the line of lineStart, or text.length
   const nextQuote = [-1, -1, -1]; // the next ', " and ` at or after some earlier line start
   let strings: StringScan | undefined;
+  let opener = -2; // where the first multi-line string could open: found once, when needed
   // A scan by indexOf, not a regular expression: a pattern that starts with a lookbehind is tried
   // at every position of the text, and `&&` is in nearly every file.
   for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {
@@ -87,14 +88,28 @@ export function shellMayMatter(text: string, language: Language): boolean {
       quoted = (nextQuote[q] as number) < at;
     }
     if (quoted) return true;
-    // Or inside a string that crosses the line break before it?
+    // Or inside a string that crosses the line break before it? Only a template or triple-quoted
+    // string opened before it, or a string continued by a backslash at the end of the line before,
+    // can: most files with an `A & B` type have neither, and are not scanned.
+    if (opener === -2) opener = firstOpener(text, language);
+    const continued = lineStart >= 2 && (text.charCodeAt(lineStart - 2) === BACKSLASH || (text.charCodeAt(lineStart - 2) === 13 && text.charCodeAt(lineStart - 3) === BACKSLASH));
+    if ((opener < 0 || opener > at) && !continued) continue;
     strings ??= new StringScan(text, language);
     if (strings.inString(at)) return true;
   }
   return false;
 }
 
+/** The first backtick (JS) or triple quote (Python) of the text, or -1. */
+function firstOpener(text: string, language: Language): number {
+  if (language === 'js') return text.indexOf('`');
+  const single = text.indexOf("'''");
+  const double = text.indexOf('"""');
+  return single < 0 ? double : double < 0 ? single : Math.min(single, double);
+}
+
 const QUOTES = ['\'', '"', '`'];
+const BACKSLASH = 0x5c;
 const AMPERSAND = 0x26;
 const GREATER = 0x3e;
 const SPACE = 0x20;
