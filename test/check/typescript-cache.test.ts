@@ -1,7 +1,7 @@
 // The TypeScript compiler loaded from a V8 code cache: written after a run, rewritten when it does
 // not validate, and never a reason for different findings.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -35,13 +35,21 @@ test('typescript code cache', async (t) => {
   assert.equal(files.length, 1, `one cache file for this typescript and this Node in ${CACHE}`);
   const file = join(CACHE, files[0] as string);
 
-  // Data V8 rejects: the run compiles typescript from source, finds the same, and rewrites the cache.
+  // Data V8 rejects: the run compiles typescript from source, finds the same, and rewrites the
+  // cache, removing those of other versions (left by an upgrade) and nothing else.
   const garbage = Buffer.alloc(4096, 7);
   writeFileSync(file, garbage);
+  const stale = join(CACHE, 'typescript-0.0.1-1-1-nodev0.0.1-x64.v8cache');
+  const other = join(CACHE, 'not-a-cache.txt');
+  writeFileSync(stale, garbage);
+  writeFileSync(other, 'kept');
+  t.after(() => rmSync(other, { force: true }));
   const second = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
   assert.equal(second.code, 1, second.stderr);
   assert.equal(second.stdout, first.stdout);
   assert.notDeepEqual(readFileSync(file), garbage, 'the rejected cache is rewritten');
+  assert.ok(!existsSync(stale), 'the other version\'s cache is removed');
+  assert.ok(existsSync(other), 'a file that is no typescript cache stays');
   const third = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
   assert.equal(third.stdout, first.stdout);
 

@@ -17,7 +17,9 @@
 // parser sees, inside a chunk that is blanked, is not reported: that chunk holds no trigger word
 // and no name of a kept chunk, so no finding can hide in it (docs/check.md says so).
 
-const SPAWN_SPECIFIERS = new Set(['child_process', 'node:child_process', 'execa', 'cross-spawn', 'nano-spawn', 'tinyexec']);
+// The modules whose bindings the analyser follows, from the analyser itself: one list. (js-rules.ts
+// imports this module too; the map is read only when a file is chunked, long after both loaded.)
+import { SPAWN_MODULES } from './js-rules.js';
 
 /** Reserved words: never a variable's name (after a dot they are member names). */
 const RESERVED = new Set([
@@ -404,7 +406,7 @@ class Tokenizer {
     // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
     if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
       const value = cook(this.text.slice(start + 1, j - 1));
-      if (SPAWN_SPECIFIERS.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
+      if (SPAWN_MODULES.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
     }
     this.i = j;
     this.finish(j, P_VALUE);
@@ -776,10 +778,36 @@ function isNameAt(tokenizer: Tokenizer, chunk: Chunk, at: number): boolean {
   return false;
 }
 
+/** Rounds of whole-text searches before the closure switches to an index of the names (see closure). */
+const SEARCH_ROUNDS = 4;
+/** Names searched for in one round at most: a longer alternation is tried name by name at each position. */
+const SEARCH_NAMES = 64;
+
+/** Every name the tokenizer read, to the chunks it was read in (`async` where a chunk calls it too). */
+function nameIndex(text: string, chunks: Chunk[], tokenizer: Tokenizer): Map<string, number[]> {
+  const index = new Map<string, number[]>();
+  const note = (name: string, at: number) => {
+    const list = index.get(name);
+    if (list === undefined) index.set(name, [at]);
+    else if (list[list.length - 1] !== at) list.push(at);
+  };
+  chunks.forEach((chunk, at) => {
+    for (let k = chunk.namesFrom; k < chunk.namesTo; k++) note(text.slice(tokenizer.spans[k * 2], tokenizer.spans[k * 2 + 1]), at);
+    if (chunk.asyncIsName) note('async', at);
+  });
+  return index;
+}
+
 /**
  * The chunks to keep. Names are followed a round at a time: the new names of the chunks kept so
  * far are searched for in the whole text at once (a regular expression of them), and every chunk
  * where one is found at a name the tokenizer read is kept (a match in a comment or a string is not).
+ * Most files settle in two or three such rounds. One that does not (a long chain of statements each
+ * naming the one before, or rounds of hundreds of names) would make this quadratic, so after
+ * SEARCH_ROUNDS rounds, or at a round with more than SEARCH_NAMES names, the rest is followed
+ * through an index of every name the tokenizer read (name to chunks), built once: linear. The
+ * index finds a name only where the tokenizer read exactly that name; the search also where one
+ * begins with it (`a` in `this['a-b']`), which keeps more, never less than the analyser needs.
  */
 function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: number, typeScript: boolean): boolean[] | undefined {
   const keep = chunks.map(() => false);
@@ -796,7 +824,8 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
     if (chunk.seed) add(index);
   });
   const followed = new Set<string>();
-  while (fresh.length > 0 && kept <= maxKept) {
+  /** The names of `fresh` not followed yet (`async` where a chunk calls it), minus type words nothing binds. */
+  const newNames = (): string[] => {
     const names: string[] = [];
     for (const index of fresh) {
       const chunk = chunks[index] as Chunk;
@@ -804,7 +833,7 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
         const name = text.slice(tokenizer.spans[k * 2], tokenizer.spans[k * 2 + 1]);
         if (name !== '' && !followed.has(name)) {
           followed.add(name);
-          if (!(typeScript && TYPE_WORDS.has(name) && !mayBindTypeWord(text, name))) names.push(escapeName(name));
+          if (!(typeScript && TYPE_WORDS.has(name) && !mayBindTypeWord(text, name))) names.push(name);
         }
       }
       if (chunk.asyncIsName && !followed.has('async')) {
@@ -813,12 +842,22 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
       }
     }
     fresh = [];
+    return names;
+  };
+  let index: Map<string, number[]> | undefined;
+  for (let round = 0; fresh.length > 0 && kept <= maxKept; round++) {
+    const names = newNames();
     if (names.length === 0) break;
-    const pattern = new RegExp(`(?<![\\w$#])(?:${names.join('|')})(?![\\w$])`, 'g');
-    for (const match of text.matchAll(pattern)) {
-      const index = chunkAt(chunks, match.index);
-      // Only where the tokenizer read a name: not in a comment, a string, or a keyword's place.
-      if (index >= 0 && !keep[index] && (isNameAt(tokenizer, chunks[index] as Chunk, match.index) || (match[0] === 'async' && (chunks[index] as Chunk).asyncIsName))) add(index);
+    if (index === undefined && round < SEARCH_ROUNDS && names.length <= SEARCH_NAMES) {
+      const pattern = new RegExp(`(?<![\\w$#])(?:${names.map(escapeName).join('|')})(?![\\w$])`, 'g');
+      for (const match of text.matchAll(pattern)) {
+        const at = chunkAt(chunks, match.index);
+        // Only where the tokenizer read a name: not in a comment, a string, or a keyword's place.
+        if (at >= 0 && !keep[at] && (isNameAt(tokenizer, chunks[at] as Chunk, match.index) || (match[0] === 'async' && (chunks[at] as Chunk).asyncIsName))) add(at);
+      }
+    } else {
+      index ??= nameIndex(text, chunks, tokenizer);
+      for (const name of names) for (const at of index.get(name) ?? []) add(at);
     }
   }
   if (kept > maxKept) return undefined;
@@ -834,7 +873,9 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
 }
 
 const NOT_LINE_BREAKS = /[^\n\r\u2028\u2029]+/g;
-const OTHER_LINE_BREAKS = /[\r\u2028\u2029]/;
+// Three searches for one character each, several times faster than one character class: a text
+// without a character beyond Latin-1 does not even look for the last two.
+const hasOtherLineBreaks = (text: string) => text.includes('\r') || text.includes('\u2028') || text.includes('\u2029');
 
 /** `text` with every chunk not kept, and everything between chunks, blanked; line breaks and the kept chunks' columns stay. */
 function blankExcept(text: string, chunks: Chunk[], keep: boolean[]): string {
@@ -842,7 +883,7 @@ function blankExcept(text: string, chunks: Chunk[], keep: boolean[]): string {
   let at = 0; // end of what has been written, in `text`
   let pendingSemicolon = false;
   // Most files break lines with `\n` alone: their gaps' breaks are counted, not matched.
-  const onlyNewlines = !OTHER_LINE_BREAKS.test(text);
+  const onlyNewlines = !hasOtherLineBreaks(text);
   const blank = (from: number, to: number) => {
     if (from >= to) return;
     let breaks: string;

@@ -29,7 +29,7 @@ const CHILD_PROCESS: ModuleShape = {
   callableDefault: false,
 };
 
-const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
+export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
   ['child_process', CHILD_PROCESS],
   ['node:child_process', CHILD_PROCESS],
   [

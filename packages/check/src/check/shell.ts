@@ -1,5 +1,7 @@
 // Literal shell command text that starts a process in the background, where it outlives whoever
 // ran the shell. Used by both language analysers on string literals handed to a spawn or shell call.
+import { StringScan } from './string-scan.js';
+import type { Language } from './types.js';
 
 const BACKGROUNDING: Array<[RegExp, string]> = [
   [/(?:^|[\s;&|(`'"])nohup(?:\s|$)/, 'nohup'],
@@ -33,14 +35,28 @@ export function backgroundingIn(command: string): string | undefined {
 // words are matched with their case by BACKGROUNDING, only `start /b` and Start-Process without.
 const SHELL_WORDS = /nohup|setsid|disown/;
 const SHELL_WORDS_ANY_CASE = /start(?:\s+(?:"[^"]*"\s+)?\/b|-process)/i;
+/** After a lone `&`: the end of its line or of a string. Sticky, so nothing is sliced. */
+const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)])/y;
+/** After a lone `&`: a word on the same line (`server & echo`). */
+const WORD_AFTER = /[^\S\n]+\w/y;
 /**
  * Cheap test of raw source text: can any string in it background a process? A lone `&` counts
- * when a quote opens earlier on its line (it is likely inside a string), or when it ends a line
- * or a string (`server &` in a multi-line template). A bitwise `a & b`, a TypeScript `A & B` or
- * "this & that" in prose is none of these, and such files were most of those parsed for nothing.
+ * when it ends a line or a string (`server &` in a multi-line template), or when a word follows it
+ * and it is likely inside a string: a quote opens earlier on its line, or a string crosses the line
+ * break before it (`server & echo` on a line of a multi-line template or triple-quoted string). A
+ * bitwise `a & b`, a TypeScript `A & B` or "this & that" in prose is none of these, and such files
+ * were most of those parsed for nothing.
+ *
+ * Linear in the text, however long its lines: the line's start, the next quote of each kind and the
+ * string scan (string-scan.ts, run only for an `&` that needs it) all move forward only.
  */
-export function shellMayMatter(text: string): boolean {
+export function shellMayMatter(text: string, language: Language): boolean {
   if (SHELL_WORDS.test(text) || SHELL_WORDS_ANY_CASE.test(text)) return true;
+  let lineStart = 0;
+  let lineEnd = -1; // the line break ending the line of lineStart, or text.length
+  const nextQuote = [-1, -1, -1]; // the next ', " and ` at or after some earlier line start
+  let strings: StringScan | undefined;
+  let opener = -2; // where the first multi-line string could open: found once, when needed
   // A scan by indexOf, not a regular expression: a pattern that starts with a lookbehind is tried
   // at every position of the text, and `&&` is in nearly every file.
   for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {
@@ -52,16 +68,48 @@ export function shellMayMatter(text: string): boolean {
     let before = at - 1;
     while (before >= 0 && (text.charCodeAt(before) === SPACE || text.charCodeAt(before) === TAB)) before--;
     if (before < 0 || NOT_BEFORE.includes(text.charAt(before))) continue; // starts a command, or `>&`, `|&`
-    let lineEnd = text.indexOf('\n', at);
-    if (lineEnd < 0) lineEnd = text.length;
-    const after = text.slice(at + 1, lineEnd);
-    // Ends the line or a string, or goes on with a word inside a string opened before it.
-    if (/^[ \t]*(?:\r?$|["'`;)])/.test(after)) return true;
-    if (/^\s+\w/.test(after) && /["'`]/.test(text.slice(text.lastIndexOf('\n', at) + 1, at))) return true;
+    // Ends the line or a string.
+    ENDS_AFTER.lastIndex = at + 1;
+    if (ENDS_AFTER.test(text)) return true;
+    WORD_AFTER.lastIndex = at + 1;
+    if (!WORD_AFTER.test(text)) continue;
+    // Goes on with a word: inside a string opened before it on its line?
+    if (at > lineEnd) {
+      lineStart = text.lastIndexOf('\n', at) + 1;
+      lineEnd = text.indexOf('\n', at);
+      if (lineEnd < 0) lineEnd = text.length;
+    }
+    let quoted = false;
+    for (let q = 0; q < 3 && !quoted; q++) {
+      if ((nextQuote[q] as number) < lineStart && nextQuote[q] !== Infinity) {
+        const found = text.indexOf(QUOTES[q] as string, lineStart);
+        nextQuote[q] = found < 0 ? Infinity : found;
+      }
+      quoted = (nextQuote[q] as number) < at;
+    }
+    if (quoted) return true;
+    // Or inside a string that crosses the line break before it? Only a template or triple-quoted
+    // string opened before it, or a string continued by a backslash at the end of the line before,
+    // can: most files with an `A & B` type have neither, and are not scanned.
+    if (opener === -2) opener = firstOpener(text, language);
+    const continued = lineStart >= 2 && (text.charCodeAt(lineStart - 2) === BACKSLASH || (text.charCodeAt(lineStart - 2) === 13 && text.charCodeAt(lineStart - 3) === BACKSLASH));
+    if ((opener < 0 || opener > at) && !continued) continue;
+    strings ??= new StringScan(text, language);
+    if (strings.inString(at)) return true;
   }
   return false;
 }
 
+/** The first backtick (JS) or triple quote (Python) of the text, or -1. */
+function firstOpener(text: string, language: Language): number {
+  if (language === 'js') return text.indexOf('`');
+  const single = text.indexOf("'''");
+  const double = text.indexOf('"""');
+  return single < 0 ? double : double < 0 ? single : Math.min(single, double);
+}
+
+const QUOTES = ['\'', '"', '`'];
+const BACKSLASH = 0x5c;
 const AMPERSAND = 0x26;
 const GREATER = 0x3e;
 const SPACE = 0x20;

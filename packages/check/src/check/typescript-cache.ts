@@ -8,12 +8,13 @@
 // functions the parser compiled lazily as well. It lives in node_modules/.cache/proc-leash-check
 // beside the typescript package (owned by whoever installed it, not a shared temporary folder),
 // named by typescript's version, the file's size and mtime, Node's version and the architecture;
-// it is written atomically (a temporary file renamed), and V8 itself rejects data that does not
+// it is written atomically (a temporary file renamed), the caches of other versions are removed
+// when it is, and V8 itself rejects data that does not
 // match (its version, flags and the source), in which case the source is compiled as usual and
 // the cache rewritten. Any failure here (a read-only install, an odd layout) just means no cache.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 
 let done = false;
@@ -62,5 +63,21 @@ function writeCache(folder: string, cacheFile: string, script: Script): void {
     renameSync(temporary, cacheFile);
   } catch {
     // A read-only install: every run compiles typescript, as it would without this file.
+    return;
+  }
+  pruneOthers(folder, basename(cacheFile));
+}
+
+/**
+ * Removes the caches of other typescript or Node versions: a cache is written only when this one's
+ * was missing or rejected, which is when an upgrade has left the old one (2.5 MB each) for good.
+ */
+function pruneOthers(folder: string, current: string): void {
+  try {
+    for (const name of readdirSync(folder)) {
+      if (name !== current && name.startsWith('typescript-') && name.endsWith('.v8cache')) rmSync(join(folder, name), { force: true });
+    }
+  } catch {
+    // Nothing to prune, or not ours to prune.
   }
 }
