@@ -1,7 +1,7 @@
 // The TypeScript compiler loaded from a V8 code cache: written after a run, rewritten when it does
 // not validate, and never a reason for different findings.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -70,4 +70,26 @@ test('typescript code cache', async (t) => {
   });
   assert.match(linted, /\[js-detached-spawn\]$/);
   assert.notDeepEqual(readFileSync(file), garbage, 'the ESLint plugin compiled typescript through the code cache, and rewrote the rejected one');
+
+  // A cache another user could have written could hold any code. A valid cache file writable by
+  // group or others is not run: it is replaced by one of the run's own (its mode says so). In a
+  // folder writable by others, nothing is read or written (the garbage stays as it is).
+  if (process.platform !== 'win32') {
+    await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+    chmodSync(file, 0o666);
+    const loose = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+    assert.equal(loose.stdout, first.stdout);
+    assert.equal(statSync(file).mode & 0o777, 0o644, 'the loose cache file was replaced, not used');
+    writeFileSync(file, garbage);
+    chmodSync(CACHE, 0o777);
+    try {
+      const run = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+      assert.equal(run.stdout, first.stdout);
+      assert.deepEqual(readFileSync(file), garbage, 'in a folder writable by others the cache is neither read nor rewritten');
+    } finally {
+      chmodSync(CACHE, 0o755);
+    }
+    await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+    assert.notDeepEqual(readFileSync(file), garbage, 'trusted again, it is rewritten');
+  }
 });

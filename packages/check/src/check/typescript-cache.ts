@@ -11,8 +11,10 @@
 // it is written atomically (a temporary file renamed), the caches of other versions are removed
 // when it is, and V8 itself rejects data that does not
 // match (its version, flags and the source), in which case the source is compiled as usual and
-// the cache rewritten. Any failure here (a read-only install, an odd layout) just means no cache.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// the cache rewritten. Cached data is run as code, so a cache file or folder that another user
+// could have written (not ours or root's, writable by group or others, a link) is not used. Any
+// failure here (a read-only install, an odd layout) just means no cache.
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -32,9 +34,11 @@ export function preloadTypeScript(): void {
     const stat = statSync(path);
     const folder = join(dirname(packageJson), '..', '.cache', 'proc-leash-check');
     const cacheFile = join(folder, `typescript-${version}-${stat.size}-${Math.trunc(stat.mtimeMs)}-node${process.version}-${process.arch}.v8cache`);
+    // The cache is run as code: it is used, and written, only where no one else could write it.
+    const usable = [join(folder, '..'), folder].every(trustedIfPresent);
     let cachedData: Buffer | undefined;
     try {
-      cachedData = readFileSync(cacheFile);
+      cachedData = usable && trustedIfPresent(cacheFile) ? readFileSync(cacheFile) : undefined;
     } catch {
       cachedData = undefined;
     }
@@ -47,7 +51,7 @@ export function preloadTypeScript(): void {
     wrapper.call(module.exports, module.exports, createRequire(path), module, path, dirname(path));
     module.loaded = true;
     require.cache[path] = module;
-    if (cachedData === undefined || script.cachedDataRejected === true) {
+    if (usable && (cachedData === undefined || script.cachedDataRejected === true)) {
       process.once('exit', () => writeCache(folder, cacheFile, script));
     }
   } catch {
@@ -57,15 +61,33 @@ export function preloadTypeScript(): void {
 
 function writeCache(folder: string, cacheFile: string, script: Script): void {
   try {
-    mkdirSync(folder, { recursive: true });
+    mkdirSync(folder, { recursive: true, mode: 0o755 });
     const temporary = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temporary, script.createCachedData());
+    // A new file ('wx': never through a link planted at that name), writable by its owner alone.
+    writeFileSync(temporary, script.createCachedData(), { flag: 'wx', mode: 0o644 });
     renameSync(temporary, cacheFile);
   } catch {
     // A read-only install: every run compiles typescript, as it would without this file.
     return;
   }
   pruneOthers(folder, basename(cacheFile));
+}
+
+/**
+ * True for a path that is absent, or a real file or folder (not a link) owned by this user or root
+ * and writable by no one else. A cache another user could have written could hold any code. Where
+ * there are no Unix owners (Windows), the folder's ACLs are the install's own.
+ */
+function trustedIfPresent(path: string): boolean {
+  const uid = process.getuid?.();
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  if (uid === undefined) return !stat.isSymbolicLink();
+  return !stat.isSymbolicLink() && (stat.uid === uid || stat.uid === 0) && (stat.mode & 0o022) === 0;
 }
 
 /**
