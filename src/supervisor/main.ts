@@ -7,6 +7,8 @@ import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpTeardown } from './teardown.js';
+import { Watchdog } from './watchdog.js';
+import { hasProcfs } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
@@ -124,17 +126,33 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     }
   });
 
+  // Covers the teardown's freeze (Linux): see watchdog.ts.
+  const watchdog = hasProcfs() ? new Watchdog() : undefined;
   // The teardown starts inside the EOF callback: its first SIGTERMs go out before anything else.
   let teardown: Promise<unknown> | undefined;
   const eof = readUntilEof(
     (chunk) => framer.push(chunk),
     () => {
       if (released && registry.size === 0) return;
-      teardown = tearDown({ groups: registry.groups, graceMs: options.graceMs, ownerToken: options.ownerToken, disowned });
+      teardown = tearDown({
+        groups: registry.groups,
+        graceMs: options.graceMs,
+        ownerToken: options.ownerToken,
+        disowned,
+        watchdog,
+        notify: (message) => notices.say(message),
+      });
     },
   );
-  // Once the read is armed, off the path from EOF to the first SIGTERM.
-  setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}));
+  // Once the read is armed, off the path from EOF to the first SIGTERM; then the watchdog (a
+  // teardown that comes first starts it itself).
+  setImmediate(() => {
+    void warmUpTeardown(ownPgid)
+      .catch(() => {})
+      .then(() => {
+        if (!teardown && watchdog?.start()) watchdog.warmUp();
+      });
+  });
   await eof;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();

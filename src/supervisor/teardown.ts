@@ -2,8 +2,8 @@
 // provably still the one registered, every process that left one of them but still descends from
 // it, and every process carrying the owner's token; wait for them to empty (zombies count as
 // empty); KILL what is left after the grace.
-import { hasProcfs, readChildrenOfThreads } from '../sys/procfs.js';
-import { descendantsOutsideGroups } from '../sys/tree.js';
+import { hasProcfs, readChildrenOfThreads, readChildrenOnceStopped } from '../sys/procfs.js';
+import { FROZEN_WALK_BUDGET_MS, walkFrozenGroups, type FrozenWalk } from '../sys/tree.js';
 import {
   checkGroupIdentity,
   findEnvironmentCarriers,
@@ -14,8 +14,9 @@ import {
   signalProcess,
   type ProcessMark,
 } from '../sys/processes.js';
-import { waitUntil } from '../sys/wait.js';
+import { pauseSync, waitUntil } from '../sys/wait.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
+import type { Watchdog } from './watchdog.js';
 
 /** pgid -> leader start time recorded when the group was named (undefined where none was given). */
 export type GroupRecord = ReadonlyMap<number, number | undefined>;
@@ -27,6 +28,28 @@ export interface TeardownPlan {
   ownerToken?: string;
   /** Groups the owner let go on purpose: the sweep spares their members while each group is provably still that one. */
   disowned?: GroupRecord;
+  /** Holds the list of what is stopped during the freeze, and SIGKILLs it if this process dies meanwhile. */
+  watchdog?: Watchdog;
+  /** Where a line for the user goes (the supervisor's rate-limited stderr). */
+  notify?: (message: string) => void;
+}
+
+/**
+ * Test hooks, read from the environment at the teardown and inert when unset (the owner library
+ * starts the supervisor with a scrubbed environment, which never holds them):
+ * - LEASH_TEST_SUPERVISOR_PAUSE=escapee:MS blocks MS milliseconds when the walk meets its first
+ *   escapee, before it stops it; =frozen:MS blocks after the walk, with everything still stopped.
+ *   A test can then act on a frozen teardown, or SIGKILL the supervisor in the middle of it.
+ * - LEASH_TEST_SUPERVISOR_WALK_MAX=N cuts the walk at N processes (the default cut is 4096).
+ */
+function testHooks(): { pauseAt?: string; pauseMs: number; walkMax?: number } {
+  const pause = /^(escapee|frozen):([0-9]{1,5})$/.exec(process.env.LEASH_TEST_SUPERVISOR_PAUSE ?? '');
+  const max = Number(process.env.LEASH_TEST_SUPERVISOR_WALK_MAX);
+  return {
+    pauseAt: pause?.[1],
+    pauseMs: Number(pause?.[2] ?? 0),
+    walkMax: Number.isInteger(max) && max > 0 ? max : undefined,
+  };
 }
 
 export interface TeardownReport {
@@ -50,8 +73,10 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
   isProcessAlive(process.pid);
   liveGroups([ownPgid]);
   if (hasProcfs()) {
-    descendantsOutsideGroups(new Set([ownPgid]));
+    // Spares whatever it meets: nothing is signalled.
+    walkFrozenGroups(new Set([ownPgid]), { stopEscapees: true, spare: () => true });
     readChildrenOfThreads(process.pid, 1);
+    readChildrenOnceStopped(process.pid);
   }
   await tearDown({ groups: new Map(), graceMs: 0 });
 }
@@ -73,6 +98,9 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     if (identity === 'stale') report.staleGroups.push(pgid);
     else if (identity === 'ours') proven.push(pgid);
   }
+  // The watchdog learns what is about to be stopped before it is (one write for every group).
+  const watchdog = freeze && proven.length > 0 && plan.watchdog?.start() ? plan.watchdog : undefined;
+  watchdog?.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]));
   const ours: number[] = [];
   for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
   const groups = new Set(ours);
@@ -84,16 +112,46 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     report.strays.push(mark.pid);
   };
   if (freeze) {
-    let escapees: ProcessMark[] = [];
+    const hooks = testHooks();
+    // Escapees are stopped as they are found (a running one could fork faster than the walk),
+    // each put on the watchdog's list first.
+    const stopped: ProcessMark[] = [];
+    let walk: FrozenWalk | undefined;
     try {
-      escapees = descendantsOutsideGroups(groups).filter((stat) => stat.pid !== process.pid && !isSpared(stat.pgid, plan.disowned));
+      walk = walkFrozenGroups(groups, {
+        stopEscapees: true,
+        spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
+        beforeStop: (stat) => {
+          if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
+          watchdog?.holdProcess(stat.pid, stat.startTime);
+          stopped.push(stat);
+        },
+        maxProcesses: hooks.walkMax,
+        // The test pause is not the walk's time.
+        budgetMs: FROZEN_WALK_BUDGET_MS + (hooks.pauseAt === 'escapee' ? hooks.pauseMs : 0),
+      });
+      if (hooks.pauseAt === 'frozen') pauseSync(hooks.pauseMs);
     } finally {
-      // Whatever the search met, no group is left frozen. A member stopped with a TERM handler
+      // Whatever the walk met, nothing is left stopped. A member stopped with a TERM handler
       // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
       for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
       for (const pgid of groups) signalGroup(pgid, 'SIGCONT');
+      // Each still the process found (its start time), then TERM and CONT.
+      const thaw = stopped.filter((mark) => isProcessAlive(mark.pid, mark.startTime));
+      for (const mark of thaw) signalStray(mark, 'SIGTERM');
+      for (const mark of thaw) signalProcess(mark.pid, 'SIGCONT');
+      watchdog?.clear();
     }
-    for (const mark of escapees) signalStray(mark, 'SIGTERM');
+    const signalled = new Set(stopped.map((mark) => mark.pid));
+    for (const stat of walk.escapees) {
+      if (!signalled.has(stat.pid) && isProcessAlive(stat.pid, stat.startTime)) signalStray(stat, 'SIGTERM');
+    }
+    if (walk.cut) {
+      plan.notify?.(
+        `the walk for escapees was cut at ${walk.cut === 'count' ? `${walk.visited - 1} processes` : 'its time limit'} ` +
+          `(${walk.escapees.length} escapee(s) found and signalled; what lies below the cut is not)`,
+      );
+    }
   }
   report.termedGroups.push(...ours);
 

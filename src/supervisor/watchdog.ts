@@ -1,0 +1,129 @@
+// The freeze's safety net. While the teardown holds processes stopped (the registered groups, the
+// escapees it found), a supervisor SIGKILLed at that instant would leave them stopped for good:
+// no kernel rule continues them (the orphaned-group SIGCONT is for a group whose last outside
+// parent in the same session exits; these groups sit in sessions of their own and the supervisor
+// is no parent of theirs). So a small shell, started once per supervisor and in a group of its
+// own, holds the other end of a pipe: the teardown writes what it is about to stop before
+// stopping it, and "clear" once it has thawed everything. At EOF (the supervisor gone, however),
+// the shell SIGKILLs whatever is still on its list, each only while it is provably the one listed
+// (same start time). Stopped, they could neither exit nor have their numbers reused meanwhile.
+// Standard library only: child_process is loaded when the watchdog is started, off the EOF path.
+import type { ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+// Lines in: "g PGID START" (a group; START is its leader's start time or -), "p PID START" (one
+// process), "c" (nothing is stopped any more). dash, bash and busybox sh all run it; it needs no
+// program but the shell (read and kill are built in) and no environment.
+const SCRIPT = `
+set -f
+groups= procs=
+while read -r verb id start; do
+  case $verb in
+    g) groups="$groups $id:$start" ;;
+    p) procs="$procs $id:$start" ;;
+    c) groups= procs= ;;
+  esac
+done
+# The start time of process $1 (field 22 of its stat, counted after the command name), or nothing.
+started() {
+  line=
+  { read -r line < "/proc/$1/stat"; } 2>/dev/null || return 0
+  set -- \${line##*) }
+  echo "\${20}"
+}
+for entry in $groups; do
+  pgid=\${entry%%:*} start=\${entry#*:} now=$(started "\${entry%%:*}")
+  # A leader with another start time: the number names another group now. No leader: its
+  # members hold the number (a group number is not reused while one lives).
+  if [ "$start" = - ] || [ -z "$now" ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
+done
+for entry in $procs; do
+  pid=\${entry%%:*}
+  [ "$(started "$pid")" = "\${entry#*:}" ] && kill -s KILL -- "$pid" 2>/dev/null
+done
+exit 0
+`;
+
+/** What `argv[0]` of the watchdog shows in ps. */
+export const WATCHDOG_NAME = 'leash-supervisor-watchdog';
+
+export class Watchdog {
+  private child: ChildProcess | undefined;
+  private exited = false;
+  private holding = false;
+
+  /** The shell's pid while it runs. */
+  get pid(): number | undefined {
+    return this.child && !this.exited ? this.child.pid : undefined;
+  }
+
+  /**
+   * Starts the shell unless it runs. False when it cannot be had (no /bin/sh): the freeze is then
+   * uncovered. Costs a few milliseconds the first time (loading child_process, fork and exec).
+   */
+  start(): boolean {
+    if (this.pid !== undefined) return true;
+    let child: ChildProcess;
+    try {
+      const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+      child = spawn('/bin/sh', ['-c', SCRIPT, WATCHDOG_NAME], {
+        // Its own group: a killpg of the supervisor's group does not take it too. No environment:
+        // it must carry neither the owner token nor anything a scan might take for the owner's.
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+        env: {},
+        cwd: '/',
+      });
+    } catch {
+      return false;
+    }
+    if (child.pid === undefined) {
+      child.on('error', () => {});
+      return false;
+    }
+    this.child = child;
+    this.exited = false;
+    child.on('error', () => {});
+    child.on('exit', () => {
+      this.exited = true;
+    });
+    child.stdin?.on('error', () => {});
+    // Never keeps the supervisor's event loop alive.
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return true;
+  }
+
+  /** Puts groups (pgid, leader start time) on the list, in one write; call before stopping them. */
+  holdGroups(groups: ReadonlyArray<readonly [number, number | undefined]>): void {
+    if (groups.length === 0) return;
+    this.holding = true;
+    let lines = '';
+    for (const [pgid, leaderStartTime] of groups) lines += `g ${pgid} ${leaderStartTime ?? '-'}\n`;
+    this.send(lines);
+  }
+
+  /** Puts one process on the list; call before stopping it. */
+  holdProcess(pid: number, startTime: number): void {
+    this.holding = true;
+    this.send(`p ${pid} ${startTime}\n`);
+  }
+
+  /** Empties the list: nothing is held stopped any more. */
+  clear(): void {
+    if (this.holding) this.send('c\n');
+    this.holding = false;
+  }
+
+  /** Writes a harmless line, so that the first real one runs warm code. */
+  warmUp(): void {
+    this.send('c\n');
+  }
+
+  private send(line: string): void {
+    if (this.pid === undefined || !this.child?.stdin) return;
+    // A small write to an idle pipe is written at once (libuv tries the write before queueing it):
+    // the line is in the pipe before the signal that follows it.
+    this.child.stdin.write(line);
+  }
+}
