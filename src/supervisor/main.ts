@@ -84,12 +84,16 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     return SupervisorExit.refused;
   }
 
+  // Covers the teardown's freeze (Linux): see watchdog.ts. Its group is never a target.
+  const watchdog = hasProcfs() ? new Watchdog() : undefined;
+  const isSafeTarget = (pgid: number) =>
+    pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid && pgid !== watchdog?.pid;
   const registry = new GroupRegistry(options.maxGroups);
   // Groups let go on purpose keep the owner token in their environment: the sweep must spare
   // them, by identity, not by number (numbers are recycled).
   const disowned = new Map<number, number | undefined>();
   let released = false;
-  const isSafeTarget = (pgid: number) => pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid;
+
 
   const framer = new LineFramer((line) => {
     const command = parseControlLine(line);
@@ -126,8 +130,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     }
   });
 
-  // Covers the teardown's freeze (Linux): see watchdog.ts.
-  const watchdog = hasProcfs() ? new Watchdog() : undefined;
   // The teardown starts inside the EOF callback: its first SIGTERMs go out before anything else.
   let teardown: Promise<unknown> | undefined;
   const eof = readUntilEof(

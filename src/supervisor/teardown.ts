@@ -92,14 +92,16 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // Every identity is proven before the first signal, and the signals go out in tight loops: each
   // signalled member wakes (all its threads, for SIGSTOP and SIGCONT) and competes for the CPU.
   const freeze = hasProcfs() && plan.groups.size > 0;
+  // Started already, as a rule (a teardown that comes first pays for its start here).
+  const watchdog = freeze && plan.watchdog?.start() ? plan.watchdog : undefined;
   const proven: number[] = [];
   for (const [pgid, startTime] of plan.groups) {
+    if (pgid === watchdog?.pid) continue; // its own group, never a target
     const identity = checkGroupIdentity(pgid, startTime);
     if (identity === 'stale') report.staleGroups.push(pgid);
     else if (identity === 'ours') proven.push(pgid);
   }
   // The watchdog learns what is about to be stopped before it is (one write for every group).
-  const watchdog = freeze && proven.length > 0 && plan.watchdog?.start() ? plan.watchdog : undefined;
   watchdog?.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]));
   const ours: number[] = [];
   for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);

@@ -66,12 +66,13 @@ export class Watchdog {
     let child: ChildProcess;
     try {
       const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
-      child = spawn('/bin/sh', ['-c', SCRIPT, WATCHDOG_NAME], {
+      // The script travels in the environment, so that ps shows a short command line.
+      child = spawn('/bin/sh', ['-c', 'eval "$LEASH_WATCHDOG"', WATCHDOG_NAME], {
         // Its own group: a killpg of the supervisor's group does not take it too. No environment:
-        // it must carry neither the owner token nor anything a scan might take for the owner's.
+        // the script alone: not the owner token, nor anything a scan might take for the owner's.
         detached: true,
         stdio: ['pipe', 'ignore', 'ignore'],
-        env: {},
+        env: { LEASH_WATCHDOG: SCRIPT },
         cwd: '/',
       });
     } catch {
