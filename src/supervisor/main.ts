@@ -88,6 +88,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const watchdog = hasProcfs() ? new Watchdog() : undefined;
   const isSafeTarget = (pgid: number) =>
     pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid && pgid !== watchdog?.pid;
+  // Started once there is something to guard, after the warm-up and off any line's path (a
+  // teardown that comes first starts it itself).
+  let warmUpDone = () => {};
+  const warmedUp = new Promise<void>((resolve) => (warmUpDone = resolve));
+  let watchdogScheduled = false;
+  const startWatchdogSoon = () => {
+    if (!watchdog || watchdogScheduled) return;
+    watchdogScheduled = true;
+    void warmedUp.then(() =>
+      setImmediate(() => {
+        if (!teardown && watchdog.start()) watchdog.warmUp();
+      }),
+    );
+  };
   const registry = new GroupRegistry(options.maxGroups);
   // Groups let go on purpose keep the owner token in their environment: the sweep must spare
   // them, by identity, not by number (numbers are recycled).
@@ -113,6 +127,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         }
         disowned.delete(command.pgid);
         released = false;
+        startWatchdogSoon();
         return;
       case 'unregister':
         registry.unregister(command.pgid);
@@ -146,15 +161,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       });
     },
   );
-  // Once the read is armed, off the path from EOF to the first SIGTERM; then the watchdog (a
-  // teardown that comes first starts it itself).
-  setImmediate(() => {
-    void warmUpTeardown(ownPgid)
-      .catch(() => {})
-      .then(() => {
-        if (!teardown && watchdog?.start()) watchdog.warmUp();
-      });
-  });
+  // Once the read is armed, off the path from EOF to the first SIGTERM.
+  setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}).then(warmUpDone));
   await eof;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();
