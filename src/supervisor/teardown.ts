@@ -150,7 +150,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     }
     if (walk.cut) {
       plan.notify?.(
-        `the walk for escapees was cut at ${walk.cut === 'count' ? `${walk.visited - 1} processes` : 'its time limit'} ` +
+        `the walk for escapees was cut at ${walk.cut === 'count' ? `${walk.visited - 1} processes` : `${FROZEN_WALK_BUDGET_MS} ms`} ` +
           `(${walk.escapees.length} escapee(s) found and signalled; what lies below the cut is not)`,
       );
     }

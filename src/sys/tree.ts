@@ -134,7 +134,7 @@ export interface FrozenWalkOptions {
   beforeStop?: (stat: ProcStat) => void;
   /** Processes read at most (members and escapees): the walk is cut there. Default 4096. */
   maxProcesses?: number;
-  /** Time the walk may take at most, in milliseconds: it is cut there. Default 100. */
+  /** Time the walk may take at most, in milliseconds: it is cut there. Default 200. */
   budgetMs?: number;
 }
 
@@ -149,7 +149,7 @@ export interface FrozenWalk {
 
 /** Defaults of FrozenWalkOptions: a few milliseconds of walk for any real tree, bounded for a fork bomb. */
 export const FROZEN_WALK_MAX_PROCESSES = 4096;
-export const FROZEN_WALK_BUDGET_MS = 100;
+export const FROZEN_WALK_BUDGET_MS = 200;
 
 /**
  * The processes outside the groups `pgids` whose parent chain leads into a member of one of them
