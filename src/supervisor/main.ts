@@ -88,8 +88,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const watchdog = hasProcfs() ? new Watchdog() : undefined;
   const isSafeTarget = (pgid: number) =>
     pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid && pgid !== watchdog?.pid;
-  // Started once there is something to guard, after the warm-up and off any line's path (a
-  // teardown that comes first starts it itself).
+  // Started once there is something to guard, after the warm-up and off any line's path.
   let warmUpDone = () => {};
   const warmedUp = new Promise<void>((resolve) => (warmUpDone = resolve));
   let watchdogScheduled = false;

@@ -92,8 +92,9 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // Every identity is proven before the first signal, and the signals go out in tight loops: each
   // signalled member wakes (all its threads, for SIGSTOP and SIGCONT) and competes for the CPU.
   const freeze = hasProcfs() && plan.groups.size > 0;
-  // Started already, as a rule (a teardown that comes first pays for its start here).
-  const watchdog = freeze && plan.watchdog?.start() ? plan.watchdog : undefined;
+  // Started at the first registration. Not started here: its spawn would cost milliseconds before
+  // the first signal. (An EOF that comes first finds none, and its freeze is uncovered.)
+  const watchdog = freeze && plan.watchdog?.pid !== undefined ? plan.watchdog : undefined;
   const proven: number[] = [];
   for (const [pgid, startTime] of plan.groups) {
     if (pgid === watchdog?.pid) continue; // its own group, never a target

@@ -10,6 +10,7 @@
 // Standard library only: child_process is loaded when the watchdog is started, off the EOF path.
 import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { setPriority } from 'node:os';
 
 // Lines in: "g PGID START" (a group; START is its leader's start time or -), "p PID START" (one
 // process), "c" (nothing is stopped any more). dash, bash and busybox sh all run it; it needs no
@@ -59,7 +60,8 @@ export class Watchdog {
 
   /**
    * Starts the shell unless it runs. False when it cannot be had (no /bin/sh): the freeze is then
-   * uncovered. Costs a few milliseconds the first time (loading child_process, fork and exec).
+   * uncovered. Costs a few milliseconds (loading child_process, fork and exec): never on the
+   * path from EOF to the first signal.
    */
   start(): boolean {
     if (this.pid !== undefined) return true;
@@ -84,6 +86,13 @@ export class Watchdog {
     }
     this.child = child;
     this.exited = false;
+    // Its wake-ups (a line read byte by byte at the freeze) must not take the CPU from the
+    // teardown on a busy machine; it has real work only once the supervisor is gone.
+    try {
+      setPriority(child.pid, 19);
+    } catch {
+      // Not allowed here: it runs at our priority.
+    }
     child.on('error', () => {});
     child.on('exit', () => {
       this.exited = true;

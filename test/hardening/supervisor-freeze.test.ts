@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { catchesSignals, isStoppedState, readChildren, readProcStat } from '../../src/sys/procfs.js';
+import { catchesSignals, isStoppedState, readChildren, readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedEnv, markedPids, withMark } from '../helpers/processes.js';
@@ -47,6 +47,10 @@ function startSupervisor(mark: string, env: NodeJS.ProcessEnv, graceMs = 1000): 
   child.stderr!.on('data', (chunk: string) => (stderr += chunk));
   return Object.assign(child, { stderrText: () => stderr });
 }
+
+/** The supervisor's watchdog shell, once it runs. */
+const watchdogOf = (supervisor: number) =>
+  readChildren(supervisor)?.find((pid) => readCommandLine(pid)?.includes('leash-supervisor-watchdog'));
 
 const isStopped = (pid: number) => isStoppedState(readProcStat(pid)?.state ?? '');
 const stoppedOf = (mark: string) => markedPids(mark).filter(isStopped);
@@ -146,7 +150,13 @@ test('a supervisor SIGKILLed while the groups and escapees are frozen leaves not
   const escapee = Number(await line());
   const member = Number(await line());
   const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
-  supervisor.stdin!.end(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  // The watchdog is started at the first registration; an EOF before that finds none.
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  const watchdog = watchdogOf(supervisor.pid!)!;
+  assert.equal(readProcStat(watchdog)?.pgid, watchdog, 'the watchdog leads a group of its own');
+  assert.equal(readFileSync(`/proc/${watchdog}/environ`, 'latin1').includes(mark), false, 'the watchdog carries none of our environment');
+  supervisor.stdin!.end();
   assert.ok(
     await waitUntil(() => [group.pid!, member, escapee].every(isStopped), 10_000),
     'the group and its escapee were not frozen',
@@ -157,4 +167,5 @@ test('a supervisor SIGKILLed while the groups and escapees are frozen leaves not
     await waitUntil(() => markedPids(mark).length === 0, 10_000),
     `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
   );
+  assert.ok(await waitUntil(() => !isProcessAlive(watchdog), 10_000), 'the watchdog did not exit after its work');
 }));
