@@ -2,21 +2,25 @@
 // escapees it found), a supervisor SIGKILLed at that instant would leave them stopped for good:
 // no kernel rule continues them (the orphaned-group SIGCONT is for a group whose last outside
 // parent in the same session exits; these groups sit in sessions of their own and the supervisor
-// is no parent of theirs). So a small shell, started once per supervisor and in a group of its
-// own, holds the other end of a pipe: the teardown writes what it is about to stop before
-// stopping it, and "clear" once it has thawed everything. At EOF (the supervisor gone, however),
-// the shell SIGKILLs whatever is still on its list, each only while it is provably the one listed
-// (same start time). Stopped, they could neither exit nor have their numbers reused meanwhile.
+// is no parent of theirs). So a small shell, started once per supervisor in a group of its own,
+// waits for EOF on a pipe nobody writes (its stdin: EOF when the supervisor is gone, however),
+// while the teardown writes to a second pipe (its fd 3) what it is about to stop, before stopping
+// it, and "clear" once it has thawed everything. Only at EOF does the shell read that list, and it
+// SIGKILLs what is still on it, each only while it is provably the one listed (same start time):
+// stopped, they could neither exit nor have their numbers reused meanwhile. The shell never wakes
+// during the teardown, so it takes no CPU from it.
 // Standard library only: child_process is loaded when the watchdog is started, off the EOF path.
 import type { ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 
-// Lines in: "g PGID START" (a group; START is its leader's start time or -), "p PID START" (one
-// process), "c" (nothing is stopped any more). dash, bash and busybox sh all run it; it needs no
-// program but the shell (read and kill are built in) and no environment.
+// Lines on fd 3: "g PGID START" (a group; START is its leader's start time or -), "p PID START"
+// (one process), "c" (nothing is stopped any more). dash, bash and busybox sh all run it; it needs
+// no program but the shell (read and kill are built in) and no environment.
 const SCRIPT = `
 set -f
+read -r _
 groups= procs=
 while read -r verb id start; do
   case $verb in
@@ -24,7 +28,7 @@ while read -r verb id start; do
     p) procs="$procs $id:$start" ;;
     c) groups= procs= ;;
   esac
-done
+done <&3
 # The start time of process $1 (field 22 of its stat, counted after the command name), or nothing.
 started() {
   line=
@@ -50,6 +54,7 @@ export const WATCHDOG_NAME = 'leash-supervisor-watchdog';
 
 export class Watchdog {
   private child: ChildProcess | undefined;
+  private list: Writable | null = null;
   private exited = false;
   private holding = false;
 
@@ -73,7 +78,7 @@ export class Watchdog {
         // Its own group: a killpg of the supervisor's group does not take it too. No environment:
         // the script alone: not the owner token, nor anything a scan might take for the owner's.
         detached: true,
-        stdio: ['pipe', 'ignore', 'ignore'],
+        stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
         env: { LEASH_WATCHDOG: SCRIPT },
         cwd: '/',
       });
@@ -97,10 +102,13 @@ export class Watchdog {
     child.on('exit', () => {
       this.exited = true;
     });
-    child.stdin?.on('error', () => {});
-    // Never keeps the supervisor's event loop alive.
+    this.list = child.stdio[3] as Writable | null;
+    for (const stream of [child.stdin, this.list]) {
+      stream?.on('error', () => {});
+      // Never keeps the supervisor's event loop alive.
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    }
     child.unref();
-    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
     return true;
   }
 
@@ -131,9 +139,10 @@ export class Watchdog {
   }
 
   private send(line: string): void {
-    if (this.pid === undefined || !this.child?.stdin) return;
-    // A small write to an idle pipe is written at once (libuv tries the write before queueing it):
-    // the line is in the pipe before the signal that follows it.
-    this.child.stdin.write(line);
+    if (this.pid === undefined || !this.list) return;
+    // A small write to a pipe with room is made at once (libuv tries the write before it queues
+    // it): the line is in the pipe before the signal that follows it. The pipe holds some 200 KB
+    // (thousands of lines); past that, lines wait in this process and a death loses them.
+    this.list.write(line);
   }
 }
