@@ -117,17 +117,17 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   if (freeze) {
     const hooks = testHooks();
     // Escapees are stopped as they are found (a running one could fork faster than the walk),
-    // each put on the watchdog's list first.
+    // put on the watchdog's list first (one write for the escapees among one parent's children).
     const stopped: ProcessMark[] = [];
     let walk: FrozenWalk | undefined;
     try {
       walk = walkFrozenGroups(groups, {
         stopEscapees: true,
         spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
-        beforeStop: (stat) => {
+        beforeStop: (stats) => {
           if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
-          watchdog?.holdProcess(stat.pid, stat.startTime);
-          stopped.push(stat);
+          watchdog?.holdProcesses(stats);
+          stopped.push(...stats);
         },
         maxProcesses: hooks.walkMax,
         // The test pause is not the walk's time.

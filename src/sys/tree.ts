@@ -130,8 +130,8 @@ export interface FrozenWalkOptions {
   stopEscapees?: boolean;
   /** A process found outside the groups that is to be neither stopped nor reported (still walked below). */
   spare?: (stat: ProcStat) => boolean;
-  /** Called with each escapee just before it is stopped (to record it first, say). */
-  beforeStop?: (stat: ProcStat) => void;
+  /** Called with the escapees among one parent's children just before they are stopped (to record them first, say). */
+  beforeStop?: (stats: ProcStat[]) => void;
   /** Processes read at most (members and escapees): the walk is cut there. Default 4096. */
   maxProcesses?: number;
   /** Time the walk may take at most, in milliseconds: it is cut there. Default 200. */
@@ -196,16 +196,23 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
       return true;
     }
     walk.escapees.push(stat);
-    if (!options.stopEscapees) {
-      running.push(stat.pid);
-      return true;
-    }
-    options.beforeStop?.(stat);
-    // Its parent is stopped (a frozen member or an escapee we stopped), so it cannot have been
-    // reaped, and its pid reused, since the stat read a moment ago.
-    if (signalProcess(stat.pid, 'SIGSTOP') === 'sent') stopping.push(stat.pid);
+    if (options.stopEscapees) toStop.push(stat);
     else running.push(stat.pid);
     return true;
+  };
+
+  /** Stops the escapees met among one parent's children, announced in one call. */
+  const toStop: ProcStat[] = [];
+  const stopMet = () => {
+    if (toStop.length === 0) return;
+    options.beforeStop?.(toStop.slice());
+    // Their parent is stopped (a frozen member or an escapee we stopped), so none can have been
+    // reaped, and its pid reused, since its stat was read a moment ago.
+    for (const stat of toStop) {
+      if (signalProcess(stat.pid, 'SIGSTOP') === 'sent') stopping.push(stat.pid);
+      else running.push(stat.pid);
+    }
+    toStop.length = 0;
   };
 
   /** Each child of `parent` not met before; false once the walk is cut. */
@@ -216,8 +223,12 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
       const stat = readProcStatWithThreads(pid);
       // Gone between the two reads, or already reparented elsewhere: not ours now.
       if (!stat || stat.ppid !== parent) continue;
-      if (!meet(stat)) return false;
+      if (!meet(stat)) {
+        stopMet();
+        return false;
+      }
     }
+    stopMet();
     return true;
   };
 
@@ -297,8 +308,12 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
       pending.push(child.pid);
       if (seen.has(child.pid)) continue; // met before the children files turned out missing
       seen.add(child.pid);
-      if (!meet(child)) return walk;
+      if (!meet(child)) {
+        stopMet();
+        return walk;
+      }
     }
+    stopMet();
   }
   return walk;
 }

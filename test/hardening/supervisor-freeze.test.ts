@@ -169,3 +169,25 @@ test('a supervisor SIGKILLed while the groups and escapees are frozen leaves not
   );
   assert.ok(await waitUntil(() => !isProcessAlive(watchdog), 10_000), 'the watchdog did not exit after its work');
 }));
+
+test('a supervisor SIGKILLed while 300 escapees are frozen: the watchdog heard of every one (one write per batch) and ends them all', withMark(async (mark) => {
+  // One escapee with 300 children: more single-line writes than the list pipe takes at once.
+  const group = spawn('sh', ['-c', 'setsid sh -c \'for i in $(seq 300); do sleep 1000 & done; echo $$; wait\' & wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark),
+  });
+  const escapee = Number(await linesOf(group)());
+  assert.ok(await waitUntil(() => (readChildren(escapee)?.length ?? 0) === 300, 20_000), 'the escapee did not start its 300 children');
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  supervisor.stdin!.end();
+  assert.ok(await waitUntil(() => (readChildren(escapee) ?? []).every(isStopped) && isStopped(escapee), 10_000), 'the escapees were not all stopped');
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => markedPids(mark).length === 0, 10_000),
+    `left behind: ${markedPids(mark).length} process(es), ${stoppedOf(mark).length} of them stopped`,
+  );
+}));
