@@ -35,14 +35,14 @@ export interface TeardownPlan {
 }
 
 /**
- * Test hooks, read from the environment at the teardown and inert when unset (the owner library
+ * Test hooks, read from the environment when the supervisor starts and inert when unset (the owner library
  * starts the supervisor with a scrubbed environment, which never holds them):
  * - LEASH_TEST_SUPERVISOR_PAUSE=escapee:MS blocks MS milliseconds when the walk meets its first
  *   escapee, before it stops it; =frozen:MS blocks after the walk, with everything still stopped.
  *   A test can then act on a frozen teardown, or SIGKILL the supervisor in the middle of it.
  * - LEASH_TEST_SUPERVISOR_WALK_MAX=N cuts the walk at N processes (the default cut is 4096).
  */
-function testHooks(): { pauseAt?: string; pauseMs: number; walkMax?: number } {
+function readTestHooks(): { pauseAt?: string; pauseMs: number; walkMax?: number } {
   const pause = /^(escapee|frozen):([0-9]{1,5})$/.exec(process.env.LEASH_TEST_SUPERVISOR_PAUSE ?? '');
   const max = Number(process.env.LEASH_TEST_SUPERVISOR_WALK_MAX);
   return {
@@ -51,6 +51,8 @@ function testHooks(): { pauseAt?: string; pauseMs: number; walkMax?: number } {
     walkMax: Number.isInteger(max) && max > 0 ? max : undefined,
   };
 }
+/** Read once, at load: nothing on the path from EOF to the first signal. */
+const hooks = readTestHooks();
 
 export interface TeardownReport {
   /** Groups that received SIGTERM. */
@@ -115,7 +117,6 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     report.strays.push(mark.pid);
   };
   if (freeze) {
-    const hooks = testHooks();
     // Escapees are stopped as they are found (a running one could fork faster than the walk),
     // put on the watchdog's list first (one write for the escapees among one parent's children).
     const stopped: ProcessMark[] = [];
