@@ -144,7 +144,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       const thaw = stopped.filter((mark) => isProcessAlive(mark.pid, mark.startTime));
       for (const mark of thaw) signalStray(mark, 'SIGTERM');
       for (const mark of thaw) signalProcess(mark.pid, 'SIGCONT');
-      watchdog?.clear();
+      // The watchdog's list stays until the teardown is over: a supervisor killed during the
+      // grace has its SIGKILL done by the watchdog, and no write competes with the thaw.
     }
     const signalled = new Set(stopped.map((mark) => mark.pid));
     for (const stat of walk.escapees) {
@@ -183,7 +184,10 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // called setsid (from a TERM handler, say) after the first sweep.
   const settled = (signal: NodeJS.Signals) => remaining() === 0 && sweep(signal) === 0;
 
-  if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) return report;
+  if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) {
+    watchdog?.clear();
+    return report;
+  }
 
   // Escalate, re-proving every identity first.
   sweep('SIGKILL');
@@ -197,5 +201,6 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   }
   // SIGKILL cannot be refused; wait briefly so our exit means "done".
   await waitUntil(() => settled('SIGKILL'), 2000);
+  watchdog?.clear();
   return report;
 }

@@ -191,3 +191,27 @@ test('a supervisor SIGKILLed while 300 escapees are frozen: the watchdog heard o
     `left behind: ${markedPids(mark).length} process(es), ${stoppedOf(mark).length} of them stopped`,
   );
 }));
+
+test('a supervisor SIGKILLed during the grace: the watchdog does its SIGKILL (a group that ignores SIGTERM does not outlive it)', withMark(async (mark) => {
+  const group = spawn('sh', ['-c', "trap '' TERM; sleep 1000 & echo $!; wait"], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark),
+  });
+  const member = Number(await linesOf(group)());
+  // A short hold while frozen, so that the test sees the freeze begin and end.
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:300' }, 60_000);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  supervisor.stdin!.end();
+  assert.ok(await waitUntil(() => isStopped(member), 10_000), 'the group was not frozen');
+  assert.ok(await waitUntil(() => !isStopped(member) && !isStopped(group.pid!), 10_000), 'the group was not thawed');
+  // Now in the grace (60 s): the group ignores its SIGTERM and runs on.
+  assert.ok(isProcessAlive(member) && isProcessAlive(group.pid!));
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => markedPids(mark).length === 0, 10_000),
+    `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
+  );
+}));
