@@ -5,7 +5,7 @@
 // is no parent of theirs). So a small shell, started once per supervisor in a group of its own,
 // waits for EOF on a pipe nobody writes (its stdin: EOF when the supervisor is gone, however),
 // while the teardown writes to a second pipe (its fd 3) what it is about to stop, before stopping
-// it, and "clear" once it has thawed everything. Only at EOF does the shell read that list, and it
+// it, and "clear" once the teardown is over. Only at EOF does the shell read that list, and it
 // SIGKILLs what is still on it, each only while it is provably the one listed (same start time):
 // stopped, they could neither exit nor have their numbers reused meanwhile. The shell never wakes
 // during the teardown, so it takes no CPU from it.
