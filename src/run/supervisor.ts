@@ -415,10 +415,11 @@ export class TreeSupervisor {
     const walkStart = performance.now();
     this.tree = walkDescendantsUntilNoNewcomer(this.self);
     this.lastWalkMs = performance.now() - walkStart;
-    for (const stat of this.tree.values()) {
-      // The guard is our child but not part of the tree (it has no children of its own).
-      if (this.options.guard?.isGuardProcess(stat)) this.tree.delete(stat.pid);
-    }
+    // The guard is our child but not part of the tree, nor is its one child, the watchdog of its
+    // teardown (src/supervisor/watchdog.ts).
+    const guards = new Set<number>();
+    for (const stat of this.tree.values()) if (this.options.guard?.isGuardProcess(stat)) guards.add(stat.pid);
+    for (const stat of [...this.tree.values()]) if (guards.has(stat.pid) || guards.has(stat.ppid)) this.tree.delete(stat.pid);
     const direct = new Map<number, number>();
     for (const stat of this.tree.values()) {
       if (stat.ppid !== this.self) continue;

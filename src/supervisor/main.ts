@@ -7,6 +7,8 @@ import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpTeardown } from './teardown.js';
+import { Watchdog } from './watchdog.js';
+import { hasProcfs } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
@@ -82,12 +84,29 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     return SupervisorExit.refused;
   }
 
+  // Covers the teardown's freeze (Linux): see watchdog.ts. Its group is never a target.
+  const watchdog = hasProcfs() ? new Watchdog() : undefined;
+  const isSafeTarget = (pgid: number) =>
+    pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid && pgid !== watchdog?.pid;
+  // Started once there is something to guard, after the warm-up and off any line's path.
+  let warmUpDone = () => {};
+  const warmedUp = new Promise<void>((resolve) => (warmUpDone = resolve));
+  let watchdogScheduled = false;
+  const startWatchdogSoon = () => {
+    if (!watchdog || watchdogScheduled) return;
+    watchdogScheduled = true;
+    void warmedUp.then(() =>
+      setImmediate(() => {
+        if (!teardown && watchdog.start()) watchdog.warmUp();
+      }),
+    );
+  };
   const registry = new GroupRegistry(options.maxGroups);
   // Groups let go on purpose keep the owner token in their environment: the sweep must spare
   // them, by identity, not by number (numbers are recycled).
   const disowned = new Map<number, number | undefined>();
   let released = false;
-  const isSafeTarget = (pgid: number) => pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid;
+
 
   const framer = new LineFramer((line) => {
     const command = parseControlLine(line);
@@ -107,6 +126,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         }
         disowned.delete(command.pgid);
         released = false;
+        startWatchdogSoon();
         return;
       case 'unregister':
         registry.unregister(command.pgid);
@@ -130,11 +150,18 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     (chunk) => framer.push(chunk),
     () => {
       if (released && registry.size === 0) return;
-      teardown = tearDown({ groups: registry.groups, graceMs: options.graceMs, ownerToken: options.ownerToken, disowned });
+      teardown = tearDown({
+        groups: registry.groups,
+        graceMs: options.graceMs,
+        ownerToken: options.ownerToken,
+        disowned,
+        watchdog,
+        notify: (message) => notices.say(message),
+      });
     },
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
-  setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}));
+  setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}).then(warmUpDone));
   await eof;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();

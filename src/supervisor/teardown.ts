@@ -2,8 +2,8 @@
 // provably still the one registered, every process that left one of them but still descends from
 // it, and every process carrying the owner's token; wait for them to empty (zombies count as
 // empty); KILL what is left after the grace.
-import { hasProcfs, readChildrenOfThreads } from '../sys/procfs.js';
-import { descendantsOutsideGroups } from '../sys/tree.js';
+import { hasProcfs, readChildrenOfThreads, readChildrenOnceStopped } from '../sys/procfs.js';
+import { FROZEN_WALK_BUDGET_MS, walkFrozenGroups, type FrozenWalk } from '../sys/tree.js';
 import {
   checkGroupIdentity,
   findEnvironmentCarriers,
@@ -14,8 +14,9 @@ import {
   signalProcess,
   type ProcessMark,
 } from '../sys/processes.js';
-import { waitUntil } from '../sys/wait.js';
+import { pauseSync, waitUntil } from '../sys/wait.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
+import type { Watchdog } from './watchdog.js';
 
 /** pgid -> leader start time recorded when the group was named (undefined where none was given). */
 export type GroupRecord = ReadonlyMap<number, number | undefined>;
@@ -27,7 +28,31 @@ export interface TeardownPlan {
   ownerToken?: string;
   /** Groups the owner let go on purpose: the sweep spares their members while each group is provably still that one. */
   disowned?: GroupRecord;
+  /** Holds the list of what is stopped during the freeze, and SIGKILLs it if this process dies meanwhile. */
+  watchdog?: Watchdog;
+  /** Where a line for the user goes (the supervisor's rate-limited stderr). */
+  notify?: (message: string) => void;
 }
+
+/**
+ * Test hooks, read from the environment when the supervisor starts and inert when unset (the owner library
+ * starts the supervisor with a scrubbed environment, which never holds them):
+ * - LEASH_TEST_SUPERVISOR_PAUSE=escapee:MS blocks MS milliseconds when the walk meets its first
+ *   escapee, before it stops it; =frozen:MS blocks after the walk, with everything still stopped.
+ *   A test can then act on a frozen teardown, or SIGKILL the supervisor in the middle of it.
+ * - LEASH_TEST_SUPERVISOR_WALK_MAX=N cuts the walk at N processes (the default cut is 4096).
+ */
+function readTestHooks(): { pauseAt?: string; pauseMs: number; walkMax?: number } {
+  const pause = /^(escapee|frozen):([0-9]{1,5})$/.exec(process.env.LEASH_TEST_SUPERVISOR_PAUSE ?? '');
+  const max = Number(process.env.LEASH_TEST_SUPERVISOR_WALK_MAX);
+  return {
+    pauseAt: pause?.[1],
+    pauseMs: Number(pause?.[2] ?? 0),
+    walkMax: Number.isInteger(max) && max > 0 ? max : undefined,
+  };
+}
+/** Read once, at load: nothing on the path from EOF to the first signal. */
+const hooks = readTestHooks();
 
 export interface TeardownReport {
   /** Groups that received SIGTERM. */
@@ -50,8 +75,10 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
   isProcessAlive(process.pid);
   liveGroups([ownPgid]);
   if (hasProcfs()) {
-    descendantsOutsideGroups(new Set([ownPgid]));
+    // Spares whatever it meets: nothing is signalled.
+    walkFrozenGroups(new Set([ownPgid]), { stopEscapees: true, spare: () => true });
     readChildrenOfThreads(process.pid, 1);
+    readChildrenOnceStopped(process.pid);
   }
   await tearDown({ groups: new Map(), graceMs: 0 });
 }
@@ -67,12 +94,18 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // Every identity is proven before the first signal, and the signals go out in tight loops: each
   // signalled member wakes (all its threads, for SIGSTOP and SIGCONT) and competes for the CPU.
   const freeze = hasProcfs() && plan.groups.size > 0;
+  // Started at the first registration. Not started here: its spawn would cost milliseconds before
+  // the first signal. (An EOF that comes first finds none, and its freeze is uncovered.)
+  const watchdog = freeze && plan.watchdog?.pid !== undefined ? plan.watchdog : undefined;
   const proven: number[] = [];
   for (const [pgid, startTime] of plan.groups) {
+    if (pgid === watchdog?.pid) continue; // its own group, never a target
     const identity = checkGroupIdentity(pgid, startTime);
     if (identity === 'stale') report.staleGroups.push(pgid);
     else if (identity === 'ours') proven.push(pgid);
   }
+  // The watchdog learns what is about to be stopped before it is (one write for every group).
+  watchdog?.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]));
   const ours: number[] = [];
   for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
   const groups = new Set(ours);
@@ -84,16 +117,46 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     report.strays.push(mark.pid);
   };
   if (freeze) {
-    let escapees: ProcessMark[] = [];
+    // Escapees are stopped as they are found (a running one could fork faster than the walk),
+    // put on the watchdog's list first (one write for the escapees among one parent's children).
+    const stopped: ProcessMark[] = [];
+    let walk: FrozenWalk | undefined;
     try {
-      escapees = descendantsOutsideGroups(groups).filter((stat) => stat.pid !== process.pid && !isSpared(stat.pgid, plan.disowned));
+      walk = walkFrozenGroups(groups, {
+        stopEscapees: true,
+        spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
+        beforeStop: (stats) => {
+          if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
+          watchdog?.holdProcesses(stats);
+          stopped.push(...stats);
+        },
+        maxProcesses: hooks.walkMax,
+        // The test pause is not the walk's time.
+        budgetMs: FROZEN_WALK_BUDGET_MS + (hooks.pauseAt === 'escapee' ? hooks.pauseMs : 0),
+      });
+      if (hooks.pauseAt === 'frozen') pauseSync(hooks.pauseMs);
     } finally {
-      // Whatever the search met, no group is left frozen. A member stopped with a TERM handler
+      // Whatever the walk met, nothing is left stopped. A member stopped with a TERM handler
       // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
       for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
       for (const pgid of groups) signalGroup(pgid, 'SIGCONT');
+      // Each still the process found (its start time), then TERM and CONT.
+      const thaw = stopped.filter((mark) => isProcessAlive(mark.pid, mark.startTime));
+      for (const mark of thaw) signalStray(mark, 'SIGTERM');
+      for (const mark of thaw) signalProcess(mark.pid, 'SIGCONT');
+      // The watchdog's list stays until the teardown is over: a supervisor killed during the
+      // grace has its SIGKILL done by the watchdog, and no write competes with the thaw.
     }
-    for (const mark of escapees) signalStray(mark, 'SIGTERM');
+    const signalled = new Set(stopped.map((mark) => mark.pid));
+    for (const stat of walk.escapees) {
+      if (!signalled.has(stat.pid) && isProcessAlive(stat.pid, stat.startTime)) signalStray(stat, 'SIGTERM');
+    }
+    if (walk.cut) {
+      plan.notify?.(
+        `the walk for escapees was cut at ${walk.cut === 'count' ? `${walk.visited - 1} processes` : `${FROZEN_WALK_BUDGET_MS} ms`} ` +
+          `(${walk.escapees.length} escapee(s) found and signalled; what lies below the cut is not)`,
+      );
+    }
   }
   report.termedGroups.push(...ours);
 
@@ -121,7 +184,10 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // called setsid (from a TERM handler, say) after the first sweep.
   const settled = (signal: NodeJS.Signals) => remaining() === 0 && sweep(signal) === 0;
 
-  if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) return report;
+  if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) {
+    watchdog?.clear();
+    return report;
+  }
 
   // Escalate, re-proving every identity first.
   sweep('SIGKILL');
@@ -135,5 +201,6 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   }
   // SIGKILL cannot be refused; wait briefly so our exit means "done".
   await waitUntil(() => settled('SIGKILL'), 2000);
+  watchdog?.clear();
   return report;
 }

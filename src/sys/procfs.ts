@@ -182,6 +182,38 @@ export function readChildrenOfThreads(pid: number, threads: number): number[] | 
   return children;
 }
 
+/** A job-control or tracing stop: the thread runs no code until SIGCONT (or SIGKILL). */
+export function isStoppedState(state: string): boolean {
+  return state === 'T' || state === 't';
+}
+
+/**
+ * The direct children of a process once every one of its threads is stopped (or dead): then no
+ * fork of it is in flight, and the list is final until it is continued. 'running' while a thread
+ * still runs (a SIGSTOP just sent takes effect when each thread next leaves the kernel: a fork in
+ * progress completes first, and its child is listed only then). Undefined where the kernel has
+ * no children files; an empty array when the process is gone.
+ */
+export function readChildrenOnceStopped(pid: number): number[] | 'running' | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  for (const tid of tids) {
+    let text: string;
+    try {
+      text = readSmallProcText(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      continue; // the thread has just exited
+    }
+    const state = parseProcStat(Number(tid), text)?.state ?? 'X';
+    if (!isStoppedState(state) && !isDeadState(state)) return 'running';
+  }
+  return readChildren(pid);
+}
+
 /** The uid that owns a process (the owner of its /proc directory), or undefined when gone. */
 export function processUid(pid: number): number | undefined {
   try {

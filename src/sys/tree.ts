@@ -5,12 +5,14 @@ import {
   isDeadState,
   readChildren,
   readChildrenOfThreads,
+  readChildrenOnceStopped,
   readProcStat,
   readProcStatWithThreads,
   scanAllStats,
   type ProcStat,
-  type ProcStatWithThreads,
 } from './procfs.js';
+import { signalProcess } from './processes.js';
+import { pauseSync } from './wait.js';
 
 /** Descendants of a process by pid, zombies included (their state says so). */
 export type ProcessTree = Map<number, ProcStat>;
@@ -117,58 +119,175 @@ export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): Pro
   return last;
 }
 
+/** How a walk of frozen groups treats what it finds outside them. */
+export interface FrozenWalkOptions {
+  /**
+   * SIGSTOP every live process found outside the groups (unless spared), as it is found: a
+   * process that is not stopped can fork, and start threads that fork, while the walk goes on.
+   * Its children are then read once all its threads are stopped. Without it, such a process's
+   * children are read at once, every thread's list.
+   */
+  stopEscapees?: boolean;
+  /** A process found outside the groups that is to be neither stopped nor reported (still walked below). */
+  spare?: (stat: ProcStat) => boolean;
+  /** Called with the escapees among one parent's children just before they are stopped (to record them first, say). */
+  beforeStop?: (stats: ProcStat[]) => void;
+  /** Processes read at most (members and escapees): the walk is cut there. Default 4096. */
+  maxProcesses?: number;
+  /** Time the walk may take at most, in milliseconds: it is cut there. Default 200. */
+  budgetMs?: number;
+}
+
+export interface FrozenWalk {
+  /** Live processes outside the groups whose parent chain leads into a member, in the order found. */
+  escapees: ProcStat[];
+  /** Set when the walk stopped short: at maxProcesses ('count') or at budgetMs ('time'). */
+  cut?: 'count' | 'time';
+  /** Processes read. */
+  visited: number;
+}
+
+/** Defaults of FrozenWalkOptions: a few milliseconds of walk for any real tree, bounded for a fork bomb. */
+export const FROZEN_WALK_MAX_PROCESSES = 4096;
+export const FROZEN_WALK_BUDGET_MS = 200;
+
 /**
- * Hands every descendant of `root` to `visit`, through the children files, reading a process's
- * task list only when it has more than one thread (the processes are stopped: none can start a
- * thread or a child meanwhile). False where the kernel has no children files: the caller then
- * scans /proc.
+ * The processes outside the groups `pgids` whose parent chain leads into a member of one of them
+ * (a descendant that left with setsid or setpgid, whatever its environment). Meant for groups
+ * frozen by the caller (SIGSTOP to each group): a group whose leader lives is walked from its
+ * leader through the children files, at a cost per process in its tree; the groups whose leader
+ * is gone need one scan of /proc for all of them.
+ *
+ * Only a process known to be stopped may have its children read from its thread count alone (a
+ * member of a frozen group: killpg's SIGSTOP reaches even a child forked in the middle of it). Any
+ * other process may start a thread, and fork from it, at any moment: every thread's list is read,
+ * and with stopEscapees only once all its threads are stopped. The walk is bounded by count and
+ * time; where it is cut, what it found so far is returned.
+ *
+ * Not seen: a process whose parent chain is broken (its parent exited and it was reparented to
+ * init or a subreaper), and, in a group whose leader runs, what descends from a member that is not
+ * the leader's descendant.
  */
-function walkStoppedTree(root: ProcStatWithThreads, visit: (stat: ProcStat) => void): boolean {
-  if (childrenFilesMissing) return false;
-  const seen = new Set<number>([root.pid]);
-  const pending: ProcStatWithThreads[] = [root];
-  while (pending.length > 0) {
-    const parent = pending.pop() as ProcStatWithThreads;
-    const children = readChildrenOfThreads(parent.pid, parent.threads);
-    if (children === undefined) {
-      childrenFilesMissing = true;
+export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalkOptions = {}): FrozenWalk {
+  const maxProcesses = options.maxProcesses ?? FROZEN_WALK_MAX_PROCESSES;
+  const deadline = performance.now() + (options.budgetMs ?? FROZEN_WALK_BUDGET_MS);
+  const walk: FrozenWalk = { escapees: [], visited: 0 };
+  const seen = new Set<number>([process.pid]);
+  // Members (stopped with their group), read by thread count; running processes, read whole;
+  // escapees we stopped, read once every thread has stopped.
+  const members: { pid: number; threads: number }[] = [];
+  const running: number[] = [];
+  const stopping: number[] = [];
+
+  /** One process found below `parent`; false once the walk is cut. */
+  const meet = (stat: ProcStat & { threads?: number }): boolean => {
+    walk.visited += 1;
+    if (walk.visited > maxProcesses) {
+      walk.cut = 'count';
       return false;
     }
+    if (isDeadState(stat.state)) return true; // a zombie has handed its children on already
+    if (pgids.has(stat.pgid)) {
+      members.push({ pid: stat.pid, threads: stat.threads ?? 0 });
+      return true;
+    }
+    if (options.spare?.(stat)) {
+      running.push(stat.pid);
+      return true;
+    }
+    walk.escapees.push(stat);
+    if (options.stopEscapees) toStop.push(stat);
+    else running.push(stat.pid);
+    return true;
+  };
+
+  /** Stops the escapees met among one parent's children, announced in one call. */
+  const toStop: ProcStat[] = [];
+  const stopMet = () => {
+    if (toStop.length === 0) return;
+    options.beforeStop?.(toStop.slice());
+    // Their parent is stopped (a frozen member or an escapee we stopped), so none can have been
+    // reaped, and its pid reused, since its stat was read a moment ago.
+    for (const stat of toStop) {
+      if (signalProcess(stat.pid, 'SIGSTOP') === 'sent') stopping.push(stat.pid);
+      else running.push(stat.pid);
+    }
+    toStop.length = 0;
+  };
+
+  /** Each child of `parent` not met before; false once the walk is cut. */
+  const meetChildren = (parent: number, children: number[]): boolean => {
     for (const pid of children) {
       if (seen.has(pid)) continue;
       seen.add(pid);
       const stat = readProcStatWithThreads(pid);
       // Gone between the two reads, or already reparented elsewhere: not ours now.
-      if (!stat || stat.ppid !== parent.pid) continue;
-      visit(stat);
-      pending.push(stat);
+      if (!stat || stat.ppid !== parent) continue;
+      if (!meet(stat)) {
+        stopMet();
+        return false;
+      }
     }
-  }
-  return true;
-}
-
-/**
- * Live processes outside the groups `pgids` whose parent chain leads into a member of one of
- * them (a descendant that left with setsid or setpgid, whatever its environment). A group whose
- * leader runs is walked from its leader through the children files, at a cost per process in its
- * tree; the groups whose leader is gone need one scan of /proc for all of them. Meant for groups
- * that cannot change meanwhile (stopped). Not seen: a process whose parent chain is broken (its
- * parent exited and it was reparented to init or a subreaper), and, in a group whose leader
- * runs, what descends from a member that is not the leader's descendant.
- */
-export function descendantsOutsideGroups(pgids: ReadonlySet<number>): ProcStat[] {
-  const found = new Map<number, ProcStat>();
-  const keep = (stat: ProcStat) => {
-    if (!pgids.has(stat.pgid) && !isDeadState(stat.state)) found.set(stat.pid, stat);
+    stopMet();
+    return true;
   };
+
   const leaderless = new Set<number>();
   for (const pgid of pgids) {
     const leader = readProcStatWithThreads(pgid);
-    if (!leader || leader.pgid !== pgid || isDeadState(leader.state)) leaderless.add(pgid);
-    else if (!walkStoppedTree(leader, keep)) leaderless.add(pgid);
+    if (!leader || leader.pgid !== pgid || isDeadState(leader.state) || childrenFilesMissing) leaderless.add(pgid);
+    else {
+      seen.add(pgid);
+      members.push({ pid: pgid, threads: leader.threads });
+    }
   }
-  if (leaderless.size === 0) return [...found.values()];
 
+  walking: while (members.length + running.length + stopping.length > 0) {
+    if (performance.now() > deadline) {
+      walk.cut = 'time';
+      break;
+    }
+    let parent: number;
+    let children: number[] | 'running' | undefined;
+    if (members.length > 0) {
+      const member = members.pop()!;
+      parent = member.pid;
+      children = readChildrenOfThreads(parent, member.threads);
+    } else if (running.length > 0) {
+      parent = running.pop()!;
+      children = readChildren(parent);
+    } else {
+      // Every escapee we stopped, until each has stopped whole; those still running wait a turn.
+      let progressed = false;
+      for (let i = stopping.length - 1; i >= 0; i -= 1) {
+        const pid = stopping[i]!;
+        const list = readChildrenOnceStopped(pid);
+        if (list === 'running') continue;
+        stopping.splice(i, 1);
+        progressed = true;
+        if (list === undefined) {
+          childrenFilesMissing = true;
+          break walking;
+        }
+        if (!meetChildren(pid, list)) break walking;
+      }
+      if (!progressed) pauseSync(0.2); // let them reach the stop
+      continue;
+    }
+    if (children === undefined) {
+      childrenFilesMissing = true;
+      break;
+    }
+    if (!meetChildren(parent, children)) break;
+  }
+
+  if (childrenFilesMissing && walk.cut === undefined) {
+    // No children files: every group is walked from one scan of /proc.
+    for (const pgid of pgids) leaderless.add(pgid);
+  }
+  if (leaderless.size === 0 || walk.cut !== undefined) return walk;
+
+  // From one snapshot of /proc: what an escapee forks after it is not seen (stopping it ends that).
   const byParent = new Map<number, ProcStat[]>();
   const pending: number[] = [];
   for (const stat of scanAllStats()) {
@@ -177,14 +296,32 @@ export function descendantsOutsideGroups(pgids: ReadonlySet<number>): ProcStat[]
     else byParent.set(stat.ppid, [stat]);
     if (leaderless.has(stat.pgid)) pending.push(stat.pid);
   }
-  const seen = new Set(pending);
+  const expanded = new Set(pending);
   while (pending.length > 0) {
-    for (const child of byParent.get(pending.pop() as number) ?? []) {
-      if (seen.has(child.pid)) continue;
-      seen.add(child.pid);
-      pending.push(child.pid);
-      keep(child);
+    if (performance.now() > deadline) {
+      walk.cut = 'time';
+      break;
     }
+    for (const child of byParent.get(pending.pop() as number) ?? []) {
+      if (expanded.has(child.pid) || child.pid === process.pid) continue;
+      expanded.add(child.pid);
+      pending.push(child.pid);
+      if (seen.has(child.pid)) continue; // met before the children files turned out missing
+      seen.add(child.pid);
+      if (!meet(child)) {
+        stopMet();
+        return walk;
+      }
+    }
+    stopMet();
   }
-  return [...found.values()];
+  return walk;
+}
+
+/**
+ * The live processes outside the groups `pgids` that descend from a member, found without
+ * signalling anything: walkFrozenGroups with the default bounds. Meant for frozen groups.
+ */
+export function descendantsOutsideGroups(pgids: ReadonlySet<number>): ProcStat[] {
+  return walkFrozenGroups(pgids).escapees;
 }

@@ -1,0 +1,217 @@
+// The teardown's freeze attacked: an escapee that starts a thread and forks from it while the walk
+// is under way, an escapee that forks in a loop, an escapee family larger than the walk's cut, and
+// a supervisor SIGKILLed while the groups are frozen. Whatever happens, nothing of the test is left
+// stopped, and what the walk found is ended. The supervisor's test hooks
+// (LEASH_TEST_SUPERVISOR_PAUSE, LEASH_TEST_SUPERVISOR_WALK_MAX) hold it at a chosen point.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { catchesSignals, isStoppedState, readChildren, readCommandLine, readProcStat } from '../../src/sys/procfs.js';
+import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { exited, markedEnv, markedPids, withMark } from '../helpers/processes.js';
+import { SUPERVISOR_MAIN, startTimeOf } from '../helpers/groups.js';
+
+/** Lines of a child's stdout, awaited one by one with a deadline. */
+function linesOf(child: ChildProcess) {
+  let text = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => (text += chunk));
+  let taken = 0;
+  return async (budgetMs = 10_000): Promise<string> => {
+    const ok = await waitUntil(() => text.split('\n').length - 1 > taken, budgetMs);
+    if (!ok) throw new Error(`no line ${taken + 1} on stdout (so far: ${JSON.stringify(text)})`);
+    return text.split('\n')[taken++]!;
+  };
+}
+
+/** A group led by `sh`, which starts `setsid python3 -c "$ESCAPEE"` and waits. */
+function startGroupWithEscapee(mark: string, escapee: string): ChildProcess & { pid: number } {
+  const child = spawn('sh', ['-c', 'setsid python3 -c "$ESCAPEE" & wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark, { ESCAPEE: escapee }),
+  });
+  return child as ChildProcess & { pid: number };
+}
+
+function startSupervisor(mark: string, env: NodeJS.ProcessEnv, graceMs = 1000): ChildProcess & { stderrText: () => string } {
+  const child = spawn(process.execPath, [SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId()), '--grace-ms', String(graceMs)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: markedEnv(mark, env),
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => (stderr += chunk));
+  return Object.assign(child, { stderrText: () => stderr });
+}
+
+/** The supervisor's watchdog shell, once it runs. */
+const watchdogOf = (supervisor: number) =>
+  readChildren(supervisor)?.find((pid) => readCommandLine(pid)?.includes('leash-supervisor-watchdog'));
+
+const isStopped = (pid: number) => isStoppedState(readProcStat(pid)?.state ?? '');
+const stoppedOf = (mark: string) => markedPids(mark).filter(isStopped);
+
+test('an escapee that starts a thread after the walk read it, and forks from that thread: the child is found', withMark(async (mark) => {
+  // Single-threaded until SIGUSR1; then a thread forks a child, which hangs off that thread.
+  const escapee = [
+    'import os, signal, threading, time',
+    'def fork_here():',
+    '    child = os.fork()',
+    '    if child == 0:',
+    '        time.sleep(1000)',
+    '        os._exit(0)',
+    '    print(child, flush=True)',
+    '    time.sleep(1000)',
+    'signal.signal(signal.SIGUSR1, lambda *_: threading.Thread(target=fork_here, daemon=True).start())',
+    'print(os.getpid(), flush=True)',
+    'while True:',
+    '    signal.pause()',
+  ].join('\n');
+  const group = startGroupWithEscapee(mark, escapee);
+  const line = linesOf(group);
+  const escapeePid = Number(await line());
+  assert.ok(await waitUntil(() => catchesSignals(escapeePid, [10]), 10_000), 'the escapee did not install its handler');
+  assert.equal(readdirSync(`/proc/${escapeePid}/task`).length, 1, 'the escapee starts single-threaded');
+
+  // The supervisor pauses when the walk meets the escapee (its stat read, one thread).
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'escapee:3000' });
+  supervisor.stdin!.end(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
+  assert.ok(await waitUntil(() => isStopped(group.pid), 10_000), 'the group was not frozen');
+  process.kill(escapeePid, 'SIGUSR1');
+  const child = Number(await line());
+  assert.ok(readdirSync(`/proc/${escapeePid}/task`).length > 1, 'the escapee has a second thread now');
+  const mainThreadChildren = readFileSync(`/proc/${escapeePid}/task/${escapeePid}/children`, 'latin1').split(' ');
+  assert.ok(!mainThreadChildren.includes(String(child)), 'the child hangs off the new thread, not the main one');
+  assert.ok(readChildren(escapeePid)?.includes(child));
+
+  assert.deepEqual(await exited(supervisor, 15_000), { code: 0, signal: null });
+  assert.equal(isProcessAlive(escapeePid), false, 'the escapee was ended');
+  assert.equal(isProcessAlive(child), false, 'the child forked from the new thread was found and ended');
+}));
+
+test('an escapee forking in a loop is stopped when found: none of its children outlives the teardown', withMark(async (mark) => {
+  const escapee = [
+    'import os, time',
+    'print(os.getpid(), flush=True)',
+    'for _ in range(400):',
+    '    if os.fork() == 0:',
+    '        time.sleep(1000)',
+    '        os._exit(0)',
+    '    time.sleep(0.003)',
+    'time.sleep(1000)',
+  ].join('\n');
+  const group = startGroupWithEscapee(mark, escapee);
+  const escapeePid = Number(await linesOf(group)());
+  assert.ok(await waitUntil(() => (readChildren(escapeePid)?.length ?? 0) >= 5, 10_000), 'the escapee is not forking');
+  // Held frozen for a while after the walk: a running escapee would fork on meanwhile.
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:500' });
+  supervisor.stdin!.end(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
+  assert.deepEqual(await exited(supervisor, 15_000), { code: 0, signal: null });
+  const left = markedPids(mark).filter((pid) => pid !== supervisor.pid);
+  assert.deepEqual(left, [], `left running or stopped: ${left.length} process(es)`);
+}));
+
+test('an escapee family larger than the walk\'s cut: the groups are still ended, the cut is said, nothing is left stopped', withMark(async (mark) => {
+  const escapee = [
+    'import os, time',
+    'for _ in range(30):',
+    '    if os.fork() == 0:',
+    '        time.sleep(1000)',
+    '        os._exit(0)',
+    'print(os.getpid(), flush=True)',
+    'time.sleep(1000)',
+  ].join('\n');
+  const group = startGroupWithEscapee(mark, escapee);
+  const escapeePid = Number(await linesOf(group)());
+  assert.ok(await waitUntil(() => (readChildren(escapeePid)?.length ?? 0) === 30, 10_000));
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_WALK_MAX: '10' }, 500);
+  supervisor.stdin!.end(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
+  assert.deepEqual(await exited(supervisor, 15_000), { code: 0, signal: null });
+  assert.match(supervisor.stderrText(), /the walk for escapees was cut at 10 processes/);
+  assert.equal(isProcessAlive(group.pid), false, 'the group was ended');
+  assert.equal(isProcessAlive(escapeePid), false, 'the escapee found before the cut was ended');
+  assert.deepEqual(stoppedOf(mark), [], 'nothing is left stopped');
+  // What lay below the cut runs on (it is the test's to end).
+  const left = markedPids(mark).filter((pid) => pid !== supervisor.pid);
+  assert.ok(left.length > 0 && left.length < 30, `${left.length} left below the cut`);
+}));
+
+test('a supervisor SIGKILLed while the groups and escapees are frozen leaves nothing behind, stopped or running', withMark(async (mark) => {
+  const group = spawn('sh', ['-c', 'setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark),
+  });
+  const line = linesOf(group);
+  const escapee = Number(await line());
+  const member = Number(await line());
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  // The watchdog is started at the first registration; an EOF before that finds none.
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  const watchdog = watchdogOf(supervisor.pid!)!;
+  assert.equal(readProcStat(watchdog)?.pgid, watchdog, 'the watchdog leads a group of its own');
+  assert.equal(readFileSync(`/proc/${watchdog}/environ`, 'latin1').includes(mark), false, 'the watchdog carries none of our environment');
+  supervisor.stdin!.end();
+  assert.ok(
+    await waitUntil(() => [group.pid!, member, escapee].every(isStopped), 10_000),
+    'the group and its escapee were not frozen',
+  );
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => markedPids(mark).length === 0, 10_000),
+    `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
+  );
+  assert.ok(await waitUntil(() => !isProcessAlive(watchdog), 10_000), 'the watchdog did not exit after its work');
+}));
+
+test('a supervisor SIGKILLed while 300 escapees are frozen: the watchdog heard of every one (one write per batch) and ends them all', withMark(async (mark) => {
+  // One escapee with 300 children: more single-line writes than the list pipe takes at once.
+  const group = spawn('sh', ['-c', 'setsid sh -c \'for i in $(seq 300); do sleep 1000 & done; echo $$; wait\' & wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark),
+  });
+  const escapee = Number(await linesOf(group)());
+  assert.ok(await waitUntil(() => (readChildren(escapee)?.length ?? 0) === 300, 20_000), 'the escapee did not start its 300 children');
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  supervisor.stdin!.end();
+  assert.ok(await waitUntil(() => (readChildren(escapee) ?? []).every(isStopped) && isStopped(escapee), 10_000), 'the escapees were not all stopped');
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => markedPids(mark).length === 0, 10_000),
+    `left behind: ${markedPids(mark).length} process(es), ${stoppedOf(mark).length} of them stopped`,
+  );
+}));
+
+test('a supervisor SIGKILLed during the grace: the watchdog does its SIGKILL (a group that ignores SIGTERM does not outlive it)', withMark(async (mark) => {
+  const group = spawn('sh', ['-c', "trap '' TERM; sleep 1000 & echo $!; wait"], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark),
+  });
+  const member = Number(await linesOf(group)());
+  // A short hold while frozen, so that the test sees the freeze begin and end.
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:300' }, 60_000);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  supervisor.stdin!.end();
+  assert.ok(await waitUntil(() => isStopped(member), 10_000), 'the group was not frozen');
+  assert.ok(await waitUntil(() => !isStopped(member) && !isStopped(group.pid!), 10_000), 'the group was not thawed');
+  // Now in the grace (60 s): the group ignores its SIGTERM and runs on.
+  assert.ok(isProcessAlive(member) && isProcessAlive(group.pid!));
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => markedPids(mark).length === 0, 10_000),
+    `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
+  );
+}));
