@@ -15,6 +15,7 @@ import { OwnedStdioClientTransport } from '../src/mcp/index.js';
 import { listPids } from '../src/sys/procfs.js';
 import { signalGroup } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
+import { worstStall } from './lib/event-loop-stall.js';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
@@ -31,24 +32,6 @@ const LEADERLESS_EVERY = 10;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Runs `work`, returning the largest gap beyond 1 ms between runs of a 1 ms interval timer. */
-async function worstStall(work: () => Promise<void>): Promise<number> {
-  let worst = 0;
-  let last = performance.now();
-  const note = () => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 1);
-    last = now;
-  };
-  const timer = setInterval(note, 1);
-  try {
-    await work();
-    note();
-  } finally {
-    clearInterval(timer);
-  }
-  return Math.max(0, worst);
-}
 
 function serverOf(index: number): { command: string; args: string[] } {
   if (index % LEADERLESS_EVERY === LEADERLESS_EVERY - 1) {

@@ -8,12 +8,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as owner from '../src/owner/owned-groups.js';
 import { listPids } from '../src/sys/procfs.js';
 import { signalGroup } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
+import { timedWithStall as timed } from './lib/event-loop-stall.js';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 const othersAt = process.argv.indexOf('--others');
@@ -22,25 +22,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Present from the build that added it; the bench also runs against older builds, side by side. */
 const isEmptySoon = (owner as Partial<{ ownedGroupIsEmptySoon: (pgid: number) => Promise<boolean> }>).ownedGroupIsEmptySoon;
 
-/** Runs `work`, returning its duration and the largest gap beyond 1 ms between runs of a 1 ms timer. */
-async function timed(work: () => Promise<void> | void): Promise<{ totalMs: number; stallMs: number }> {
-  let worst = 0;
-  let last = performance.now();
-  const note = () => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 1);
-    last = now;
-  };
-  const timer = setInterval(note, 1);
-  const began = performance.now();
-  try {
-    await work();
-    note();
-  } finally {
-    clearInterval(timer);
-  }
-  return { totalMs: performance.now() - began, stallMs: Math.max(0, worst) };
-}
 
 const exitOf = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));

@@ -19,7 +19,6 @@
 // Usage: node dist/bench/owner-stall.js [--owned N] [--others N] [--concurrent N] [--rounds N]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ownedProcessGroups, spawnOwned, supervisorPid, terminateOwned } from '../src/index.js';
@@ -28,6 +27,7 @@ import { listPids, readProcStat } from '../src/sys/procfs.js';
 import { randomHex } from '../src/sys/random.js';
 import { signalGroup, signalProcess } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
+import { worstStall } from './lib/event-loop-stall.js';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
@@ -121,27 +121,6 @@ async function callCost(rounds: number): Promise<Cost> {
   };
 }
 
-/**
- * Runs `work` while measuring the longest event-loop stall: the largest gap, beyond its 1 ms
- * period, between two runs of a 1 ms interval timer (and up to the end of the work).
- */
-async function worstStall(work: () => Promise<void>): Promise<number> {
-  let worst = 0;
-  let last = performance.now();
-  const note = () => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 1);
-    last = now;
-  };
-  const timer = setInterval(note, 1);
-  try {
-    await work();
-    note();
-  } finally {
-    clearInterval(timer);
-  }
-  return Math.max(0, worst);
-}
 
 let others: ChildProcess | undefined;
 const anchors: ChildProcess[] = [];
