@@ -89,6 +89,7 @@ export function groupLeaderIdentity(pgid: number): number | undefined {
  * process, and is not a zombie. Where there is no procfs, existence is all we can tell.
  */
 export function isProcessAlive(pid: number, startTime?: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false; // names no process
   if (hasProcfs()) {
     const stat = readProcStat(pid);
     // Unreadable while the pid answers (no descriptor left, say): not known to be dead, and

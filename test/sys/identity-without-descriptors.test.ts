@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import test from 'node:test';
+import { isProcessAlive } from '../../src/sys/processes.js';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { exited, FIXTURES, killMarked, markedEnv, newMark } from '../helpers/processes.js';
 
@@ -22,4 +23,10 @@ test('with no descriptor left, a live leader is neither recorded as gone nor tak
   assert.equal(alive, 'true');
   target.kill('SIGKILL');
   await exited(target, 5000);
+});
+
+test('a pid that names no process (undefined, NaN, 0, negative) is not alive, whatever kill(2) would say of it', () => {
+  // A helper's lookup that found nothing used to pass undefined along; with the answer for an
+  // unreadable stat now "alive", it must not turn into a wait that never ends.
+  for (const pid of [undefined as unknown as number, Number.NaN, 0, -1, 1.5]) assert.equal(isProcessAlive(pid), false, String(pid));
 });
