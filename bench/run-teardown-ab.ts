@@ -56,7 +56,8 @@ async function round(build: string, cli: string): Promise<Round> {
   if (!(await waitUntil(() => walkDescendants(pid).size >= TREE_SIZE + 1, 30_000))) throw new Error('the tree never grew');
   const runner = (readChildren(pid) ?? []).find((child) => !(readCommandLine(child) ?? []).includes('--owner-token')) as number;
   const guard = (readChildren(pid) ?? []).find((child) => (readCommandLine(child) ?? []).includes('--owner-token'));
-  let left = [...walkDescendants(pid).values()].filter((stat) => stat.pid !== guard).map((stat) => ({ pid: stat.pid, start: stat.startTime }));
+  // Neither the guard nor its watchdog (its child): they end after leash, and are no part of the tree.
+  let left = [...walkDescendants(pid).values()].filter((stat) => stat.pid !== guard && stat.ppid !== guard).map((stat) => ({ pid: stat.pid, start: stat.startTime }));
   // Let leash's sweep settle to its quiet pace, as an established tree's would be.
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const cpu0 = cpuNs(pid);

@@ -51,6 +51,12 @@ function guardOf(leashPid: number): number | undefined {
   return (readChildren(leashPid) ?? []).find((pid) => (readCommandLine(pid) ?? []).includes('--owner-token'));
 }
 
+/** The command's tree among `pids`: neither the guard nor its watchdog (its one child), which end after leash. */
+function withoutGuard(leashPid: number, pids: number[]): number[] {
+  const guard = guardOf(leashPid);
+  return pids.filter((pid) => pid !== guard && (guard === undefined || readProcStat(pid)?.ppid !== guard));
+}
+
 /** When, after t0, the detector saw things happen (ms); undefined where it did not see them. */
 interface DeathTimes {
   /** The first listed process seen dead: roughly when the first signal landed. */
@@ -246,7 +252,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const runner = runnerOf(current.pid as number);
       // The runner is timed apart: its death is the cause, the rest of the tree the effect.
-      const tree = identitiesOf([...walkDescendants(current.pid as number).keys()].filter((pid) => pid !== guardOf(current.pid as number) && pid !== runner));
+      const tree = identitiesOf(withoutGuard(current.pid as number, [...walkDescendants(current.pid as number).keys()]).filter((pid) => pid !== runner));
       const gone = new Promise<number>((resolve) => current.once('exit', () => resolve(performance.now())));
       const t0 = performance.now();
       process.kill(runner, 'SIGKILL');
@@ -295,7 +301,7 @@ async function main(): Promise<void> {
         await waitUntil(() => (readChildren(parent.pid as number)?.length ?? 0) > 0, 10_000);
         return readChildren(parent.pid as number)?.[0] as number;
       })();
-      const tree = (await treeBelow(leashPid, TREE_SIZE)).filter((pid) => pid !== guardOf(leashPid));
+      const tree = withoutGuard(leashPid, await treeBelow(leashPid, TREE_SIZE));
       const identities = [leashPid, ...tree].map((pid) => ({ pid, start: readProcStat(pid)?.startTime }));
       const t0 = performance.now();
       parent.kill('SIGKILL');
