@@ -5,8 +5,10 @@ import type { TestContext } from 'node:test';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readProcStat } from '../../src/sys/procfs.js';
+import { signalIfSame } from '../../src/sys/verified-signal.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES, exited, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { CLI_ENTRY, FIXTURES, exited, killMarked, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
 
 export const IDLE = `${FIXTURES}reap/idle.mjs`;
 
@@ -72,16 +74,25 @@ export class ReadyDir {
 /**
  * A reap test's own scratch: a mark for every process it starts, a marker word for their command
  * lines (what --match confines the command to), and a ready directory; all ended and removed
- * when the test ends.
+ * when the test ends. `byIdentity(pid)` records a process started as another user (killMarked
+ * sees only this uid's): it is ended by pid and start time first, and its pid handed back.
  */
-export function reapScratch(t: TestContext): { mark: string; marker: string; ready: ReadyDir } {
+export function reapScratch(t: TestContext): { mark: string; marker: string; ready: ReadyDir; byIdentity: (pid: number) => number } {
   const mark = newMark();
   const ready = new ReadyDir();
+  const started: Array<{ pid: number; startTime: number }> = [];
   t.after(async () => {
+    for (const { pid, startTime } of started) signalIfSame(pid, startTime, 'SIGKILL');
+    await waitForGone(started.map(({ pid }) => pid), 5000);
     await killMarked(mark);
     ready.remove();
   });
-  return { mark, marker: `leash-reap-${mark}`, ready };
+  const byIdentity = (pid: number) => {
+    const stat = readProcStat(pid);
+    if (stat) started.push({ pid, startTime: stat.startTime });
+    return pid;
+  };
+  return { mark, marker: `leash-reap-${mark}`, ready, byIdentity };
 }
 
 /**

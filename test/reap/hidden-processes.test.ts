@@ -4,11 +4,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { readProcStat } from '../../src/sys/procfs.js';
-import { signalIfSame } from '../../src/sys/verified-signal.js';
-import { CLI_ENTRY, killMarked, newMark, waitForGone } from '../helpers/processes.js';
+import { CLI_ENTRY } from '../helpers/processes.js';
 import type { ReapReport } from './harness.js';
-import { ReadyDir, idle, q, runShell } from './harness.js';
+import { idle, q, reapScratch, runShell } from './harness.js';
 
 const CALLER_UID = 1; // daemon
 
@@ -26,20 +24,9 @@ function reapUnderHidepid(args: string[]): { code: number | null; report: ReapRe
 const canMount = process.getuid?.() === 0 && spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount -t proc -o hidepid=invisible proc /proc'], { timeout: 10_000 }).status === 0;
 
 test('under hidepid=invisible the scan names its blind spot, and the kernel still proves a real leak', { skip: !canMount && 'needs root and a private mount namespace' }, async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  const started: Array<{ pid: number; startTime: number }> = [];
-  t.after(async () => {
-    for (const { pid, startTime } of started) signalIfSame(pid, startTime, 'SIGKILL');
-    await waitForGone(started.map(({ pid }) => pid), 5000);
-    await killMarked(mark);
-    ready.remove();
-  });
+  const { mark, marker, ready, byIdentity } = reapScratch(t);
   await runShell(`true | ${idle(marker, 'cut')} >/dev/null 2>&1 &`, mark, ready, CALLER_UID);
-  const cut = await ready.pid('cut');
-  const stat = readProcStat(cut);
-  if (stat) started.push({ pid: cut, startTime: stat.startTime });
+  const cut = byIdentity(await ready.pid('cut'));
 
   const hidden = reapUnderHidepid(['--match', marker]);
   assert.match(hidden.report.blindSpot ?? '', /hidepid=invisible/, hidden.stderr);

@@ -2,35 +2,20 @@
 // with a cut stdin pipe is never listed (nor could it be signalled).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { signalIfSame } from '../../src/sys/verified-signal.js';
-import { readProcStat, processUid } from '../../src/sys/procfs.js';
-import { killMarked, newMark, waitForGone } from '../helpers/processes.js';
-import { ReadyDir, idle, runReap, runShell } from './harness.js';
+import { processUid } from '../../src/sys/procfs.js';
+import { idle, reapScratch, runReap, runShell } from './harness.js';
 
 const CALLER_UID = 1; // daemon
 const OTHER_UID = 65534; // nobody
 
 test('as a non-root user, another user\'s leaked-looking process is never listed', { skip: process.getuid?.() !== 0 && 'needs root to start processes as two users' }, async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  // killMarked finds only this uid's processes: the other users' ones are ended by pid.
-  const started: Array<{ pid: number; startTime: number }> = [];
-  t.after(async () => {
-    for (const { pid, startTime } of started) signalIfSame(pid, startTime, 'SIGKILL');
-    await waitForGone(started.map(({ pid }) => pid), 5000);
-    await killMarked(mark);
-    ready.remove();
-  });
+  const { mark, marker, ready, byIdentity } = reapScratch(t);
   // The same leak twice: stdin a pipe whose writer (true) is gone, parent init.
   await runShell(`true | ${idle(marker, 'mine')} >/dev/null 2>&1 &`, mark, ready, CALLER_UID);
   await runShell(`true | ${idle(marker, 'theirs')} >/dev/null 2>&1 &`, mark, ready, OTHER_UID);
   const mine = await ready.pid('mine');
   const theirs = await ready.pid('theirs');
-  for (const pid of [mine, theirs]) {
-    const stat = readProcStat(pid);
-    if (stat) started.push({ pid, startTime: stat.startTime });
-  }
+  for (const pid of [mine, theirs]) byIdentity(pid);
   assert.equal(processUid(mine), CALLER_UID);
   assert.equal(processUid(theirs), OTHER_UID);
 

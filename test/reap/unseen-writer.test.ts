@@ -8,9 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { processUid, readProcStat } from '../../src/sys/procfs.js';
-import { signalIfSame } from '../../src/sys/verified-signal.js';
-import { CLI_ENTRY, FIXTURES, killMarked, newMark, waitForGone } from '../helpers/processes.js';
-import { IDLE, ReadyDir, idle, q, runReap, runShell } from './harness.js';
+import { CLI_ENTRY, FIXTURES } from '../helpers/processes.js';
+import { IDLE, idle, q, reapScratch, runReap, runShell } from './harness.js';
 
 const CALLER_UID = 1; // daemon: runs leash reap and owns the servers
 const OTHER_UID = 65534; // nobody: holds pipe ends the caller cannot see
@@ -22,22 +21,8 @@ function crossUserPipe(writer: [number, string[]], reader: [number, string[]]): 
 }
 
 test('a stdin fed by a process reap cannot read is never ended as leaked', { skip: process.getuid?.() !== 0 && 'needs root to start processes as two users' }, async (t) => {
-  const mark = newMark();
-  const marker = `leash-reap-${mark}`;
-  const ready = new ReadyDir();
-  // Processes of other users are ended by pid and start time (killMarked sees only this uid's).
-  const started: Array<{ pid: number; startTime: number }> = [];
-  t.after(async () => {
-    for (const { pid, startTime } of started) signalIfSame(pid, startTime, 'SIGKILL');
-    await waitForGone(started.map(({ pid }) => pid), 5000);
-    await killMarked(mark);
-    ready.remove();
-  });
-  const remember = (pid: number) => {
-    const stat = readProcStat(pid);
-    if (stat) started.push({ pid, startTime: stat.startTime });
-    return pid;
-  };
+  const { mark, marker, ready, byIdentity } = reapScratch(t);
+  const remember = byIdentity;
 
   const node = (role: string) => [process.execPath, IDLE, marker, role];
   // fed: stdin a pipe whose only writer is another user's idle process.
