@@ -85,8 +85,12 @@ export function readerWithin(text: string, ranges: Range[]): (index: number) => 
   };
 }
 
-/** An import statement at the start of a line: `from MODULE import NAMES` or `import NAMES`. */
-const IMPORT_LINE = /^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b[ \t]*(\([^)]*\)|[^\n]*)|import\b([^\n]*))/gm;
+/**
+ * An import statement at the start of a line: `from MODULE import NAMES` or `import NAMES`. An
+ * unclosed `(` takes the rest of the text (generous, and linear: a scan to the end per such line
+ * was quadratic).
+ */
+const IMPORT_LINE = /^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b[ \t]*(\([^)]*\)?|[^\n]*)|import\b([^\n]*))/gm;
 const NAME = /[A-Za-z_]\w*/g;
 const ALIASED_MODULE = /([\w.]+)[ \t]+as[ \t]+([A-Za-z_]\w*)/g;
 
