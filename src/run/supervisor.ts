@@ -403,10 +403,9 @@ export class TreeSupervisor {
       this.check();
       return;
     }
-    if (this.reapAdopted() === 0 && this.runnerExitCode !== null) {
-      this.tree = new Map();
-      this.end();
-    }
+    // None of our children seems alive: confirm with a walk that reads until nothing new shows (a
+    // children list read while they die can skip one), which ends leash only if the tree is empty.
+    if (this.reapAdopted() === 0 && this.runnerExitCode !== null) this.check();
   }
 
   /** Re-walks the tree and refreshes the adoption record and counters. */
