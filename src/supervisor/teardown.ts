@@ -106,101 +106,103 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   }
   // The watchdog learns what is about to be stopped before it is (one write for every group).
   watchdog?.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]));
-  const ours: number[] = [];
-  for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
-  const groups = new Set(ours);
+  // However the teardown ends (an exception included), the watchdog's list is cleared: left
+  // listed, a supervisor's normal exit would have the watchdog SIGKILL them all without a grace.
+  try {
+    const ours: number[] = [];
+    for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
+    const groups = new Set(ours);
 
-  const strays = new Map<number, ProcessMark>();
-  const signalStray = (mark: ProcessMark, signal: NodeJS.Signals) => {
-    strays.set(mark.pid, mark);
-    signalProcess(mark.pid, signal);
-    report.strays.push(mark.pid);
-  };
-  if (freeze) {
-    // Escapees are stopped as they are found (a running one could fork faster than the walk),
-    // put on the watchdog's list first (one write for the escapees among one parent's children).
-    const stopped: ProcessMark[] = [];
-    let walk: FrozenWalk | undefined;
-    try {
-      walk = walkFrozenGroups(groups, {
-        stopEscapees: true,
-        spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
-        beforeStop: (stats) => {
-          if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
-          watchdog?.holdProcesses(stats);
-          stopped.push(...stats);
-        },
-        maxProcesses: hooks.walkMax,
-        // The test pause is not the walk's time.
-        budgetMs: FROZEN_WALK_BUDGET_MS + (hooks.pauseAt === 'escapee' ? hooks.pauseMs : 0),
-      });
-      if (hooks.pauseAt === 'frozen') pauseSync(hooks.pauseMs);
-    } finally {
-      // Whatever the walk met, nothing is left stopped. A member stopped with a TERM handler
-      // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
-      for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
-      for (const pgid of groups) signalGroup(pgid, 'SIGCONT');
-      // Each still the process found (its start time), then TERM and CONT.
-      const thaw = stopped.filter((mark) => isProcessAlive(mark.pid, mark.startTime));
-      for (const mark of thaw) signalStray(mark, 'SIGTERM');
-      for (const mark of thaw) signalProcess(mark.pid, 'SIGCONT');
-      // The watchdog's list stays until the teardown is over: a supervisor killed during the
-      // grace has its SIGKILL done by the watchdog, and no write competes with the thaw.
+    const strays = new Map<number, ProcessMark>();
+    const signalStray = (mark: ProcessMark, signal: NodeJS.Signals) => {
+      strays.set(mark.pid, mark);
+      signalProcess(mark.pid, signal);
+      report.strays.push(mark.pid);
+    };
+    if (freeze) {
+      // Escapees are stopped as they are found (a running one could fork faster than the walk),
+      // put on the watchdog's list first (one write for the escapees among one parent's children).
+      const stopped: ProcessMark[] = [];
+      let walk: FrozenWalk | undefined;
+      try {
+        walk = walkFrozenGroups(groups, {
+          stopEscapees: true,
+          spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
+          beforeStop: (stats) => {
+            if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
+            watchdog?.holdProcesses(stats);
+            stopped.push(...stats);
+          },
+          maxProcesses: hooks.walkMax,
+          // The test pause is not the walk's time.
+          budgetMs: FROZEN_WALK_BUDGET_MS + (hooks.pauseAt === 'escapee' ? hooks.pauseMs : 0),
+        });
+        if (hooks.pauseAt === 'frozen') pauseSync(hooks.pauseMs);
+      } finally {
+        // Whatever the walk met, nothing is left stopped. A member stopped with a TERM handler
+        // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
+        for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
+        for (const pgid of groups) signalGroup(pgid, 'SIGCONT');
+        // Each still the process found (its start time), then TERM and CONT.
+        const thaw = stopped.filter((mark) => isProcessAlive(mark.pid, mark.startTime));
+        for (const mark of thaw) signalStray(mark, 'SIGTERM');
+        for (const mark of thaw) signalProcess(mark.pid, 'SIGCONT');
+        // The watchdog's list stays until the teardown is over: a supervisor killed during the
+        // grace has its SIGKILL done by the watchdog, and no write competes with the thaw.
+      }
+      const signalled = new Set(stopped.map((mark) => mark.pid));
+      for (const stat of walk.escapees) {
+        if (!signalled.has(stat.pid) && isProcessAlive(stat.pid, stat.startTime)) signalStray(stat, 'SIGTERM');
+      }
+      if (walk.cut) {
+        plan.notify?.(
+          `the walk for escapees was cut at ${walk.cut === 'count' ? `${walk.visited - 1} processes` : `${FROZEN_WALK_BUDGET_MS} ms`} ` +
+            `(${walk.escapees.length} escapee(s) found and signalled; what lies below the cut is not)`,
+        );
+      }
     }
-    const signalled = new Set(stopped.map((mark) => mark.pid));
-    for (const stat of walk.escapees) {
-      if (!signalled.has(stat.pid) && isProcessAlive(stat.pid, stat.startTime)) signalStray(stat, 'SIGTERM');
-    }
-    if (walk.cut) {
-      plan.notify?.(
-        `the walk for escapees was cut at ${walk.cut === 'count' ? `${walk.visited - 1} processes` : `${FROZEN_WALK_BUDGET_MS} ms`} ` +
-          `(${walk.escapees.length} escapee(s) found and signalled; what lies below the cut is not)`,
-      );
-    }
-  }
-  report.termedGroups.push(...ours);
+    report.termedGroups.push(...ours);
 
-  // Then whatever carries the token outside those groups: the spawn gap, and escapees whose
-  // parent chain no longer leads into a group. Returns how many newcomers it found (and signalled).
-  const sweep = (signal: NodeJS.Signals): number => {
-    if (!plan.ownerToken) return 0;
-    let newcomers = 0;
-    for (const mark of findEnvironmentCarriers(`${OWNER_TOKEN_VARIABLE}=${plan.ownerToken}`)) {
-      if (strays.has(mark.pid) || groups.has(mark.pgid) || isSpared(mark.pgid, plan.disowned)) continue;
-      signalStray(mark, signal);
-      newcomers += 1;
+    // Then whatever carries the token outside those groups: the spawn gap, and escapees whose
+    // parent chain no longer leads into a group. Returns how many newcomers it found (and signalled).
+    const sweep = (signal: NodeJS.Signals): number => {
+      if (!plan.ownerToken) return 0;
+      let newcomers = 0;
+      for (const mark of findEnvironmentCarriers(`${OWNER_TOKEN_VARIABLE}=${plan.ownerToken}`)) {
+        if (strays.has(mark.pid) || groups.has(mark.pgid) || isSpared(mark.pgid, plan.disowned)) continue;
+        signalStray(mark, signal);
+        newcomers += 1;
+      }
+      return newcomers;
+    };
+    sweep('SIGTERM');
+
+    const remaining = () => {
+      const live = liveGroups(groups);
+      for (const pgid of groups) if (!live.has(pgid)) groups.delete(pgid);
+      for (const [pid, mark] of strays) if (!isProcessAlive(pid, mark.startTime)) strays.delete(pid);
+      return groups.size + strays.size;
+    };
+    // Done only when nothing is left and one more sweep finds no newcomer: a process may have
+    // called setsid (from a TERM handler, say) after the first sweep.
+    const settled = (signal: NodeJS.Signals) => remaining() === 0 && sweep(signal) === 0;
+
+    if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) return report;
+
+    // Escalate, re-proving every identity first.
+    sweep('SIGKILL');
+    for (const pgid of groups) {
+      if (checkGroupIdentity(pgid, plan.groups.get(pgid)) !== 'ours') continue;
+      if (signalGroup(pgid, 'SIGKILL') === 'sent') report.killed += 1;
     }
-    return newcomers;
-  };
-  sweep('SIGTERM');
-
-  const remaining = () => {
-    const live = liveGroups(groups);
-    for (const pgid of groups) if (!live.has(pgid)) groups.delete(pgid);
-    for (const [pid, mark] of strays) if (!isProcessAlive(pid, mark.startTime)) strays.delete(pid);
-    return groups.size + strays.size;
-  };
-  // Done only when nothing is left and one more sweep finds no newcomer: a process may have
-  // called setsid (from a TERM handler, say) after the first sweep.
-  const settled = (signal: NodeJS.Signals) => remaining() === 0 && sweep(signal) === 0;
-
-  if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) {
-    watchdog?.clear();
+    for (const [pid, mark] of strays) {
+      if (!isProcessAlive(pid, mark.startTime)) continue;
+      if (signalProcess(pid, 'SIGKILL') === 'sent') report.killed += 1;
+    }
+    // SIGKILL cannot be refused; wait briefly so our exit means "done".
+    await waitUntil(() => settled('SIGKILL'), 2000);
     return report;
+  } finally {
+    watchdog?.clear();
   }
-
-  // Escalate, re-proving every identity first.
-  sweep('SIGKILL');
-  for (const pgid of groups) {
-    if (checkGroupIdentity(pgid, plan.groups.get(pgid)) !== 'ours') continue;
-    if (signalGroup(pgid, 'SIGKILL') === 'sent') report.killed += 1;
-  }
-  for (const [pid, mark] of strays) {
-    if (!isProcessAlive(pid, mark.startTime)) continue;
-    if (signalProcess(pid, 'SIGKILL') === 'sent') report.killed += 1;
-  }
-  // SIGKILL cannot be refused; wait briefly so our exit means "done".
-  await waitUntil(() => settled('SIGKILL'), 2000);
-  watchdog?.clear();
-  return report;
 }
