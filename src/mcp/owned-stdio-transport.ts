@@ -83,7 +83,7 @@ export class OwnedStdioClientTransport implements Transport {
         this.onerror?.(error);
       });
       child.on('spawn', () => resolve());
-      child.once('exit', () => void this.releasePipesOnceGroupEmpty(child));
+      child.once('exit', () => void this.releasePipesOnceGroupEmpty(child).catch((error: unknown) => this.onerror?.(error as Error)));
       child.on('close', () => {
         if (this.child === child) {
           // The server went away on its own; whatever it left behind in its group goes too.
