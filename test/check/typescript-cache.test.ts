@@ -8,14 +8,17 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { execFile } from 'node:child_process';
 import { killMarked, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
+import { pathToFileURL } from 'node:url';
 import { runCheck } from './harness.js';
+
+const { commandFlagsTag } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/v8-tuning.js')).href)) as { commandFlagsTag(): string };
 
 const packageJson = createRequire(join(REPO_ROOT, 'packages/check/package.json')).resolve('typescript/package.json');
 const version = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
 const CACHE = join(dirname(packageJson), '..', '.cache', 'proc-leash-check');
 const ours = () => {
   try {
-    return readdirSync(CACHE).filter((name) => name.startsWith(`typescript-${version}-`) && name.endsWith(`-node${process.version}-${process.arch}.v8cache`));
+    return readdirSync(CACHE).filter((name) => name.startsWith(`typescript-${version}-`) && name.includes(`-node${process.version}-${process.arch}`) && name.endsWith('.v8cache'));
   } catch {
     return [];
   }
@@ -31,8 +34,10 @@ test('typescript code cache', async (t) => {
   writeFileSync(join(dir, 'run.mjs'), `import { spawn } from 'node:child_process';\nspawn('a', [], { detached: true });\n`);
   const first = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
   assert.equal(first.code, 1, first.stderr);
-  const files = ours();
-  assert.equal(files.length, 1, `one cache file for this typescript and this Node in ${CACHE}`);
+  // The command's own file: named by the V8 flags it sets on itself.
+  const tag = commandFlagsTag();
+  const files = ours().filter((name) => name.endsWith(tag === '' ? `-${process.arch}.v8cache` : `-${tag}.v8cache`));
+  assert.equal(files.length, 1, `one cache file for this typescript, this Node and the command's flags in ${CACHE}: ${ours().join(', ')}`);
   const file = join(CACHE, files[0] as string);
 
   // Data V8 rejects: the run compiles typescript from source, finds the same, and rewrites the
@@ -50,11 +55,16 @@ test('typescript code cache', async (t) => {
   assert.notDeepEqual(readFileSync(file), garbage, 'the rejected cache is rewritten');
   assert.ok(!existsSync(stale), 'the other version\'s cache is removed');
   assert.ok(existsSync(other), 'a file that is no typescript cache stays');
+  const rewritten = readFileSync(file);
   const third = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
   assert.equal(third.stdout, first.stdout);
+  // The command sets V8 flags on itself (v8-tuning.ts), and V8 rejects a cache made under other
+  // flags: the cache it wrote must be the one it accepts, not rewritten on every run.
+  assert.deepEqual(readFileSync(file), rewritten, 'the cache the command wrote is accepted by its next run');
 
-  // The ESLint plugin loads typescript the same way: an `eslint .` run is as cold a process.
-  writeFileSync(file, garbage);
+  // The ESLint plugin loads typescript the same way: an `eslint .` run is as cold a process. It
+  // sets no V8 flags (it runs in ESLint's process), so it keeps a cache of its own beside the
+  // command's, and neither run disturbs the other's.
   const lint = [
     "import { Linter } from 'eslint';",
     "import leash from 'proc-leash-check/eslint';",
@@ -62,14 +72,21 @@ test('typescript code cache', async (t) => {
     "const messages = new Linter({ configType: 'flat' }).verify(text, [leash.configs.recommended], 'a.mjs');",
     'process.stdout.write(messages.map((m) => m.message).join("\\n"));',
   ].join('\n');
-  const linted = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', lint], { cwd: REPO_ROOT, env: markedEnv(mark), timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${error.message}\n${stderr}`));
-      else resolve(stdout);
+  const lintOnce = () =>
+    new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--input-type=module', '-e', lint], { cwd: REPO_ROOT, env: markedEnv(mark), timeout: 60_000 }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`${error.message}\n${stderr}`));
+        else resolve(stdout);
+      });
     });
-  });
-  assert.match(linted, /\[js-detached-spawn\]$/);
-  assert.notDeepEqual(readFileSync(file), garbage, 'the ESLint plugin compiled typescript through the code cache, and rewrote the rejected one');
+  assert.match(await lintOnce(), /\[js-detached-spawn\]$/);
+  const lintFiles = ours().filter((name) => name.endsWith(`-${process.arch}.v8cache`));
+  assert.equal(lintFiles.length, 1, `the ESLint plugin's own cache beside the command's: ${ours().join(', ')}`);
+  const lintFile = join(CACHE, lintFiles[0] as string);
+  writeFileSync(lintFile, garbage);
+  assert.match(await lintOnce(), /\[js-detached-spawn\]$/);
+  assert.notDeepEqual(readFileSync(lintFile), garbage, 'the ESLint plugin compiled typescript through the code cache, and rewrote the rejected one');
+  if (lintFile !== file) assert.deepEqual(readFileSync(file), rewritten, "the ESLint plugin's runs left the command's cache alone");
 
   // A cache another user could have written could hold any code. A valid cache file writable by
   // group or others is not run: it is replaced by one of the run's own (its mode says so). In a

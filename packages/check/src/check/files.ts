@@ -85,8 +85,11 @@ export class PathFilter {
 }
 
 function display(absolute: string, cwd: string): string {
-  // The common case, a path under the working directory, by slicing: relative() per file showed up.
+  // By slicing, not relative(): this runs for every file and folder listed, and relative() was a
+  // tenth of the listing's compiled code. Both paths are resolved, so on POSIX a path not under the
+  // working directory is shown whole, which is what relative()'s `../` answer led to anyway.
   if (absolute.startsWith(cwd) && absolute.charAt(cwd.length) === sep) return sep === '/' ? absolute.slice(cwd.length + 1) : absolute.slice(cwd.length + 1).split(sep).join('/');
+  if (sep === '/' && cwd !== '/') return absolute;
   const rel = relative(cwd, absolute);
   return (rel === '' || rel.startsWith('..') ? absolute : rel).split(sep).join('/');
 }
@@ -102,8 +105,10 @@ export function listTargets(paths: string[], cwd: string, filter: PathFilter): L
     targets.push({ path, absolute, language, fromGit: origin.fromGit === true, named: origin.named === true });
   };
   if (paths.length === 0) {
+    const base = cwd.endsWith(sep) ? cwd : cwd + sep;
     for (const entry of gitTrackedFiles(cwd)) {
-      const absolute = join(cwd, entry.path);
+      // git lists normalized paths with `/`: on POSIX they only need the prefix.
+      const absolute = sep === '/' ? base + entry.path : join(cwd, entry.path);
       const path = display(absolute, cwd);
       if (entry.mode === SYMLINK_MODE) {
         if ((languageOf(path) || isDirectory(absolute)) && !filter.isSkipped(path)) notes.push(`${path}: ${NOT_FOLLOWED}`);
@@ -144,9 +149,10 @@ export function listTargets(paths: string[], cwd: string, filter: PathFilter): L
  * tree or round a cycle. FIFOs, sockets and devices are never opened.
  */
 function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: string, origin: { below: string }) => void, notes: string[]): void {
-  const stack = [root];
-  const rootLength = root.endsWith(sep) ? root.length : root.length + 1;
-  for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
+  // Each folder with its path below the root, so that neither is rebuilt per entry with join().
+  const stack: Array<{ dir: string; below: string }> = [{ dir: root, below: '' }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { dir } = top;
     let entries;
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -155,13 +161,15 @@ function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: str
     }
     // Sorted in reverse, then popped: folders are walked in name order.
     entries.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
-    const files: string[] = [];
+    const prefix = dir.endsWith(sep) ? dir : dir + sep;
+    const belowPrefix = top.below === '' ? '' : `${top.below}/`;
+    const files: Array<{ path: string; below: string }> = [];
     for (const entry of entries) {
-      const path = join(dir, entry.name);
-      const below = path.slice(rootLength).split(sep).join('/');
+      const path = prefix + entry.name;
+      const below = belowPrefix + entry.name;
       if (entry.isDirectory()) {
-        if (!filter.isSkipped(display(path, cwd), below)) stack.push(path);
-      } else if (entry.isFile()) files.push(path);
+        if (!filter.isSkipped(display(path, cwd), below)) stack.push({ dir: path, below });
+      } else if (entry.isFile()) files.push({ path, below });
       else if (languageOf(entry.name) || entry.isSymbolicLink()) {
         const shown = display(path, cwd);
         if (filter.isSkipped(shown, below)) continue;
@@ -169,7 +177,7 @@ function walk(root: string, cwd: string, filter: PathFilter, add: (absolute: str
         else if (languageOf(entry.name) || isDirectory(path)) notes.push(`${shown}: ${NOT_FOLLOWED}`);
       }
     }
-    for (const path of files.reverse()) add(path, { below: path.slice(rootLength).split(sep).join('/') });
+    for (const file of files.reverse()) add(file.path, { below: file.below });
   }
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_MAX_FILE_BYTES, listTargets, PathFilter, readTarget } from './f
 import { parseSize } from './regular-file.js';
 import { failing, FORMATS, render, type Failure, type Format, type Report } from './formats.js';
 import type { Finding } from './types.js';
+import { tuneForCommand } from './v8-tuning.js';
 
 /** Exit codes: 0 clean (warnings allowed), 1 findings, 2 could not run or bad usage. */
 export const EXIT_CLEAN = 0;
@@ -82,7 +83,12 @@ function parseArgs(argv: string[]): Options {
   return options;
 }
 
+/**
+ * The whole command, for a process of its own: it tunes the process's V8 for the run
+ * (v8-tuning.ts), reports on stdout and exits quietly if stdout is closed.
+ */
 export async function checkMain(argv: string[]): Promise<number> {
+  tuneForCommand();
   let options: Options;
   try {
     options = parseArgs(argv);

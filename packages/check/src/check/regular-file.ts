@@ -36,7 +36,7 @@ export function readRegularFile(path: string, options: RegularFileOptions): Regu
     if (!stats.isFile()) return { problem: 'not-regular' };
     if (stats.size > options.maxBytes) return { problem: 'too-large', size: stats.size };
     // One byte more than the bound is asked for: getting it means the file is over the bound.
-    let buffer = Buffer.allocUnsafe(Math.min(stats.size, options.maxBytes) + 1);
+    let buffer = scratchFor(Math.min(stats.size, options.maxBytes) + 1);
     let length = 0;
     for (;;) {
       if (length === buffer.length) {
@@ -48,12 +48,28 @@ export function readRegularFile(path: string, options: RegularFileOptions): Regu
       const read = readSync(fd, buffer, length, buffer.length - length, null);
       if (read === 0) break;
       length += read;
+      // All the bytes fstat counted: the file as it was then, without a second read to see EOF
+      // (one system call in five per file). A file that grew since is read on, to the bound.
+      if (length === stats.size && length < buffer.length) break;
     }
     if (length > options.maxBytes) return { problem: 'too-large', size: length };
     return { text: buffer.toString('utf8', 0, length) };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * One buffer reused for every ordinary file (the text is copied out of it when decoded): a new
+ * buffer per file was a page-faulting allocation for each of thousands of files. Files over a
+ * MiB get their own, so that a long-lived host (the ESLint plugin) does not keep a large one.
+ */
+const SCRATCH_MAX = 1 << 20;
+let scratch = Buffer.allocUnsafe(64 << 10);
+function scratchFor(size: number): Buffer {
+  if (size > SCRATCH_MAX) return Buffer.allocUnsafe(size);
+  if (scratch.length < size) scratch = Buffer.allocUnsafe(SCRATCH_MAX);
+  return scratch.subarray(0, size);
 }
 
 /** What kept a file from being read, in a few words for a message. */
