@@ -20,7 +20,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, st
 import Module, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { v8FlagsTag } from './v8-tuning.js';
+import { commandFlagsTag, v8FlagsTag } from './v8-tuning.js';
 
 let done = false;
 
@@ -109,12 +109,15 @@ function trustedIfPresent(path: string): boolean {
 /**
  * Removes the caches of other typescript or Node versions: a cache is written only when this one's
  * was missing or rejected, which is when an upgrade has left the old one (2.5 MB each) for good.
- * The same version's caches for other V8 flags (the command's, a host's) are kept.
+ * Of this version's, the command's (under its flags' tag) and a host's (no flags set: the ESLint
+ * plugin's) are kept, and those of flags no longer used are removed.
  */
 function pruneOthers(folder: string, base: string): void {
+  const tag = commandFlagsTag();
+  const keep = new Set([`${base}.v8cache`, `${base}-${tag}.v8cache`]);
   try {
     for (const name of readdirSync(folder)) {
-      if (!name.startsWith(base) && name.startsWith('typescript-') && name.endsWith('.v8cache')) rmSync(join(folder, name), { force: true });
+      if (!keep.has(name) && name.startsWith('typescript-') && name.endsWith('.v8cache')) rmSync(join(folder, name), { force: true });
     }
   } catch {
     // Nothing to prune, or not ours to prune.
