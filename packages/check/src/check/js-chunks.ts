@@ -778,6 +778,8 @@ function isNameAt(tokenizer: Tokenizer, chunk: Chunk, at: number): boolean {
   return false;
 }
 
+/** A character that, before a name, makes it part of a longer word (or a private name's `#`). */
+const WORD_BEFORE = /[\w$#]/;
 /** Rounds of whole-text searches before the closure switches to an index of the names (see closure). */
 const SEARCH_ROUNDS = 4;
 /** Names searched for in one round at most: a longer alternation is tried name by name at each position. */
@@ -849,8 +851,16 @@ function closure(text: string, chunks: Chunk[], tokenizer: Tokenizer, maxKept: n
     const names = newNames();
     if (names.length === 0) break;
     if (index === undefined && round < SEARCH_ROUNDS && names.length <= SEARCH_NAMES) {
-      const pattern = new RegExp(`(?<![\\w$#])(?:${names.map(escapeName).join('|')})(?![\\w$])`, 'g');
-      for (const match of text.matchAll(pattern)) {
+      // The name's start is tested here, not by a lookbehind in the expression: an expression that
+      // starts with one is tried at every position, while one that starts with the names skips to
+      // their first characters. A match that does not start a word is passed over one character
+      // on, so the positions tried are the same.
+      const pattern = new RegExp(`(?:${names.map(escapeName).join('|')})(?![\\w$])`, 'g');
+      for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+        if (match.index > 0 && WORD_BEFORE.test(text.charAt(match.index - 1))) {
+          pattern.lastIndex = match.index + 1;
+          continue;
+        }
         const at = chunkAt(chunks, match.index);
         // Only where the tokenizer read a name: not in a comment, a string, or a keyword's place.
         if (at >= 0 && !keep[at] && (isNameAt(tokenizer, chunks[at] as Chunk, match.index) || (match[0] === 'async' && (chunks[at] as Chunk).asyncIsName))) add(at);
