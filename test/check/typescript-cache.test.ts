@@ -1,7 +1,7 @@
 // The TypeScript compiler loaded from a V8 code cache: written after a run, rewritten when it does
 // not validate, and never a reason for different findings.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,6 +45,13 @@ test('typescript code cache', async (t) => {
   const garbage = Buffer.alloc(4096, 7);
   writeFileSync(file, garbage);
   const stale = join(CACHE, 'typescript-0.0.1-1-1-nodev0.0.1-x64.v8cache');
+  // Temporary files: one left by a writer that died an hour ago goes, one being written stays.
+  const deadWriter = join(CACHE, `${files[0]}.999999.tmp`);
+  const liveWriter = join(CACHE, `${files[0]}.999998.tmp`);
+  writeFileSync(deadWriter, garbage);
+  utimesSync(deadWriter, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  writeFileSync(liveWriter, garbage);
+  t.after(() => rmSync(liveWriter, { force: true }));
   const other = join(CACHE, 'not-a-cache.txt');
   writeFileSync(stale, garbage);
   // This version's cache under flags the command no longer sets goes too.
@@ -59,6 +66,8 @@ test('typescript code cache', async (t) => {
   assert.ok(!existsSync(stale), 'the other version\'s cache is removed');
   if (retired) assert.ok(!existsSync(retired), 'the cache of flags no longer set is removed');
   assert.ok(existsSync(other), 'a file that is no typescript cache stays');
+  assert.ok(!existsSync(deadWriter), 'a temporary file its writer left an hour ago is removed');
+  assert.ok(existsSync(liveWriter), 'a temporary file being written is left to its writer');
   const rewritten = readFileSync(file);
   const third = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
   assert.equal(third.stdout, first.stdout);
@@ -112,5 +121,18 @@ test('typescript code cache', async (t) => {
     }
     await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
     assert.notDeepEqual(readFileSync(file), garbage, 'trusted again, it is rewritten');
+
+    // A link in the cache's place is never followed, even to a file that would pass: the data
+    // read is judged on the open descriptor. The run compiles from source and puts a file of its
+    // own in the link's place; the link's target is left as it was.
+    const elsewhere = join(dir, 'valid-cache-elsewhere.v8cache');
+    writeFileSync(elsewhere, readFileSync(file));
+    rmSync(file);
+    symlinkSync(elsewhere, file);
+    const before = readFileSync(elsewhere);
+    const linked = await runCheck(['--format', 'json', 'run.mjs'], dir, mark);
+    assert.equal(linked.stdout, first.stdout);
+    assert.ok(!lstatSync(file).isSymbolicLink(), 'the link was replaced by a cache file of the run');
+    assert.deepEqual(readFileSync(elsewhere), before, "the link's target was not written");
   }
 });

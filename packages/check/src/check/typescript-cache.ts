@@ -16,7 +16,7 @@
 // could have written (not ours or root's, writable by group or others, a link) is not used. Any
 // failure here (a read-only install, an odd layout) just means no cache.
 import { isAscii } from 'node:buffer';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -42,12 +42,7 @@ export function preloadTypeScript(): void {
     const cacheFile = join(folder, `${base}${flags === '' ? '' : `-${flags}`}.v8cache`);
     // The cache is run as code: it is used, and written, only where no one else could write it.
     const usable = [join(folder, '..'), folder].every(trustedIfPresent);
-    let cachedData: Buffer | undefined;
-    try {
-      cachedData = usable && trustedIfPresent(cacheFile) ? readFileSync(cacheFile) : undefined;
-    } catch {
-      cachedData = undefined;
-    }
+    const cachedData = usable ? readTrusted(cacheFile) : undefined;
     const source = readSource(path);
     const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, ...(cachedData ? { cachedData } : {}) });
     const module = new Module(path);
@@ -95,29 +90,67 @@ function writeCache(folder: string, cacheFile: string, base: string, script: Scr
  * there are no Unix owners (Windows), the folder's ACLs are the install's own.
  */
 function trustedIfPresent(path: string): boolean {
-  const uid = process.getuid?.();
   let stat;
   try {
     stat = lstatSync(path);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
-  if (uid === undefined) return !stat.isSymbolicLink();
-  return !stat.isSymbolicLink() && (stat.uid === uid || stat.uid === 0) && (stat.mode & 0o022) === 0;
+  return !stat.isSymbolicLink() && ownedAlone(stat);
+}
+
+function ownedAlone(stat: Stats): boolean {
+  const uid = process.getuid?.();
+  return uid === undefined || ((stat.uid === uid || stat.uid === 0) && (stat.mode & 0o022) === 0);
+}
+
+/**
+ * The cache file's bytes, if it is a regular file that passes the same test: judged on the open
+ * descriptor (never through a link), so a file swapped after it was judged is never the one read.
+ */
+function readTrusted(path: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+  } catch {
+    return undefined; // absent (the first run), a link, or unreadable: compiled from source
+  }
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFile() && ownedAlone(stat) ? readFileSync(fd) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
  * Removes the caches of other typescript or Node versions: a cache is written only when this one's
  * was missing or rejected, which is when an upgrade has left the old one (2.5 MB each) for good.
  * Of this version's, the command's (under its flags' tag) and a host's (no flags set: the ESLint
- * plugin's) are kept, and those of flags no longer used are removed.
+ * plugin's) are kept, and those of flags no longer used are removed, with temporary files left by a
+ * writer that died before renaming its own.
  */
+const STALE_TEMPORARY_MS = 60_000;
+
+function ageMs(path: string): number {
+  try {
+    return Date.now() - lstatSync(path).mtimeMs;
+  } catch {
+    return 0; // gone already
+  }
+}
+
 function pruneOthers(folder: string, base: string): void {
   const tag = commandFlagsTag();
   const keep = new Set([`${base}.v8cache`, `${base}-${tag}.v8cache`]);
   try {
     for (const name of readdirSync(folder)) {
-      if (!keep.has(name) && name.startsWith('typescript-') && name.endsWith('.v8cache')) rmSync(join(folder, name), { force: true });
+      if (!name.startsWith('typescript-')) continue;
+      if (name.endsWith('.v8cache') && !keep.has(name)) rmSync(join(folder, name), { force: true });
+      // A temporary file whose writer died before renaming it (a write takes milliseconds).
+      else if (name.endsWith('.tmp') && ageMs(join(folder, name)) > STALE_TEMPORARY_MS) rmSync(join(folder, name), { force: true });
     }
   } catch {
     // Nothing to prune, or not ours to prune.
