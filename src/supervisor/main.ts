@@ -18,6 +18,9 @@ export const SUPERVISOR_USAGE =
 
 /** How many disowned groups the sweep remembers to spare (oldest forgotten first). */
 const MAX_DISOWNED = 4096;
+/** Restarts of a watchdog shell that died while it guarded, and the pause before each. */
+const MAX_WATCHDOG_RESTARTS = 10;
+const WATCHDOG_RESTART_DELAY_MS = 1000;
 
 /** Exit codes of `leash supervise`. */
 export const SupervisorExit = {
@@ -84,8 +87,23 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     return SupervisorExit.refused;
   }
 
-  // Covers the teardown's freeze (Linux): see watchdog.ts. Its group is never a target.
-  const watchdog = hasProcfs() ? new Watchdog() : undefined;
+  // Covers the teardown's freeze (Linux): see watchdog.ts. Its group is never a target. One that
+  // dies while it guards (killed by someone, a shell that fails) is started again a second later,
+  // a bounded number of times: a shell that cannot live is not retried forever.
+  let watchdogRestarts = 0;
+  const watchdogLost = () => {
+    if (teardown) return;
+    if (watchdogRestarts >= MAX_WATCHDOG_RESTARTS) {
+      notices.say(`the watchdog shell died ${watchdogRestarts + 1} times; the teardown's freeze is no longer covered (docs/supervisor.md)`);
+      return;
+    }
+    watchdogRestarts += 1;
+    setTimeout(() => {
+      watchdogScheduled = false;
+      if (registry.size > 0) startWatchdogSoon();
+    }, WATCHDOG_RESTART_DELAY_MS).unref();
+  };
+  const watchdog = hasProcfs() ? new Watchdog(watchdogLost) : undefined;
   const isSafeTarget = (pgid: number) =>
     pgid > 1 && pgid !== ownPgid && pgid !== options.parentPgid && pgid !== watchdog?.pid;
   // Started once there is something to guard, after the warm-up and off any line's path.

@@ -93,7 +93,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // walk finds who still descends from them; then they get SIGTERM and SIGCONT.
   // Every identity is proven before the first signal, and the signals go out in tight loops: each
   // signalled member wakes (all its threads, for SIGSTOP and SIGCONT) and competes for the CPU.
-  const freeze = hasProcfs() && plan.groups.size > 0;
+  let freeze = hasProcfs() && plan.groups.size > 0;
   // Started at the first registration. Not started here: its spawn would cost milliseconds before
   // the first signal. (An EOF that comes first finds none, and its freeze is uncovered.)
   const watchdog = freeze && plan.watchdog?.pid !== undefined ? plan.watchdog : undefined;
@@ -105,9 +105,14 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     else if (identity === 'ours') proven.push(pgid);
   }
   // The watchdog learns what is about to be stopped before it is (one write for every group).
-  watchdog?.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]));
-  // However the teardown ends (an exception included), the watchdog's list is cleared: left
-  // listed, a supervisor's normal exit would have the watchdog SIGKILL them all without a grace.
+  // A list the pipe could not take whole (tens of thousands of groups) covers no freeze: the
+  // groups are then ended without one (TERM at once, no walk for escapees).
+  if (watchdog && !watchdog.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]))) {
+    freeze = false;
+    plan.notify?.(`the watchdog could not take the list of ${proven.length} groups: they are ended without the freeze (escapees that left them are not looked for)`);
+  }
+  // However the teardown ends (an exception included), the watchdog is retired: left with its
+  // list, a supervisor's normal exit would have it SIGKILL them all without a grace.
   try {
     const ours: number[] = [];
     for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
@@ -130,8 +135,11 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
           spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
           beforeStop: (stats) => {
             if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
-            watchdog?.holdProcesses(stats);
+            // Not on the watchdog's list (its pipe is full): left running, ended with the others
+            // after the walk, never stopped where this process's death would leave them stopped.
+            if (watchdog && !watchdog.holdProcesses(stats)) return false;
             stopped.push(...stats);
+            return true;
           },
           maxProcesses: hooks.walkMax,
           // The test pause is not the walk's time.
@@ -177,10 +185,27 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     };
     sweep('SIGTERM');
 
+    // What is gone leaves the watchdog's list at once: its number may be reused, and the watchdog
+    // (acting if this process dies during the grace) must never signal the new holder. A list that
+    // cannot be kept true is worse than none: then the watchdog is retired.
+    const forget = (pgids: number[], pids: number[]) => {
+      if (watchdog && !watchdog.forget(pgids, pids)) watchdog.retire();
+    };
     const remaining = () => {
       const live = liveGroups(groups);
-      for (const pgid of groups) if (!live.has(pgid)) groups.delete(pgid);
-      for (const [pid, mark] of strays) if (!isProcessAlive(pid, mark.startTime)) strays.delete(pid);
+      const emptied: number[] = [];
+      const exited: number[] = [];
+      for (const pgid of groups) {
+        if (live.has(pgid)) continue;
+        groups.delete(pgid);
+        emptied.push(pgid);
+      }
+      for (const [pid, mark] of strays) {
+        if (isProcessAlive(pid, mark.startTime)) continue;
+        strays.delete(pid);
+        exited.push(pid);
+      }
+      forget(emptied, exited);
       return groups.size + strays.size;
     };
     // Done only when nothing is left and one more sweep finds no newcomer: a process may have
@@ -203,6 +228,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     await waitUntil(() => settled('SIGKILL'), 2000);
     return report;
   } finally {
-    watchdog?.clear();
+    // Nothing is held stopped and nothing is left to do: the supervisor exits next.
+    watchdog?.retire();
   }
 }

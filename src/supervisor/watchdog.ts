@@ -5,10 +5,13 @@
 // is no parent of theirs). So a small shell, started once per supervisor in a group of its own,
 // waits for EOF on a pipe nobody writes (its stdin: EOF when the supervisor is gone, however),
 // while the teardown writes to a second pipe (its fd 3) what it is about to stop, before stopping
-// it, and "clear" once the teardown is over. Only at EOF does the shell read that list, and it
-// SIGKILLs what is still on it, each only while it is provably the one listed (same start time):
-// stopped, they could neither exit nor have their numbers reused meanwhile. The shell never wakes
-// during the teardown, so it takes no CPU from it.
+// it, and during the grace what has gone (its number may be reused). Only at EOF does the shell
+// read that list, and it SIGKILLs what is still on it, each only while it is provably the one
+// listed (same start time): stopped, they could neither exit nor have their numbers reused
+// meanwhile. The shell never wakes during the teardown, so it takes no CPU from it. Nothing is
+// stopped on the strength of a line the pipe did not take (it would die with the supervisor); a
+// list that can no longer be kept true, and the shell at the end of the teardown, are retired
+// (SIGKILL to our own unreaped child). A shell that dies while it guards is started again.
 // Standard library only: child_process is loaded when the watchdog is started, off the EOF path.
 import type { ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
@@ -16,17 +19,22 @@ import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 
 // Lines on fd 3: "g PGID START" (a group; START is its leader's start time or -), "p PID START"
-// (one process), "c" (nothing is stopped any more). dash, bash and busybox sh all run it; it needs
-// no program but the shell (read and kill are built in) and no environment.
+// (one process), "G PGID" and "P PID" (gone: emptied or exited, so its number may be reused and
+// must not be signalled), "c" (nothing is stopped any more). A last line without its line break
+// (the writer died in the middle of it) is never acted on: read fails on it. dash, bash and
+// busybox sh all run it; it needs no program but the shell (read and kill are built in) and no
+// environment.
 const SCRIPT = `
 set -f
 read -r _
-groups= procs=
+groups= procs= gone=" "
 while read -r verb id start; do
   case $verb in
     g) groups="$groups $id:$start" ;;
     p) procs="$procs $id:$start" ;;
-    c) groups= procs= ;;
+    G) gone="$gone-$id " ;;
+    P) gone="$gone$id " ;;
+    c) groups= procs= gone=" " ;;
   esac
 done <&3
 # The start time of process $1 (field 22 of its stat, counted after the command name), or nothing.
@@ -38,12 +46,14 @@ started() {
 }
 for entry in $groups; do
   pgid=\${entry%%:*} start=\${entry#*:} now=$(started "\${entry%%:*}")
+  case $gone in *" -$pgid "*) continue ;; esac
   # A leader with another start time: the number names another group now. No leader: its
   # members hold the number (a group number is not reused while one lives).
   if [ "$start" = - ] || [ -z "$now" ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
 done
 for entry in $procs; do
   pid=\${entry%%:*}
+  case $gone in *" $pid "*) continue ;; esac
   [ "$(started "$pid")" = "\${entry#*:}" ] && kill -s KILL -- "$pid" 2>/dev/null
 done
 exit 0
@@ -56,7 +66,13 @@ export class Watchdog {
   private child: ChildProcess | undefined;
   private list: Writable | null = null;
   private exited = false;
-  private holding = false;
+  private retired = false;
+
+  /**
+   * Called when the shell ends while it was meant to run (killed by someone, or /bin/sh failed):
+   * the owner may start it again. Not called once retired.
+   */
+  constructor(private readonly onLost: () => void = () => {}) {}
 
   /** The shell's pid while it runs. */
   get pid(): number | undefined {
@@ -69,6 +85,7 @@ export class Watchdog {
    * path from EOF to the first signal.
    */
   start(): boolean {
+    if (this.retired) return false;
     if (this.pid !== undefined) return true;
     let child: ChildProcess;
     try {
@@ -101,6 +118,7 @@ export class Watchdog {
     child.on('error', () => {});
     child.on('exit', () => {
       this.exited = true;
+      if (!this.retired) this.onLost();
     });
     this.list = child.stdio[3] as Writable | null;
     for (const stream of [child.stdin, this.list]) {
@@ -112,28 +130,47 @@ export class Watchdog {
     return true;
   }
 
-  /** Puts groups (pgid, leader start time) on the list, in one write; call before stopping them. */
-  holdGroups(groups: ReadonlyArray<readonly [number, number | undefined]>): void {
-    if (groups.length === 0) return;
-    this.holding = true;
+  /**
+   * Puts groups (pgid, leader start time) on the list, in one write; call before stopping them.
+   * False when the list did not take it all at once: what is not in the pipe dies with this
+   * process, so the caller must not stop them.
+   */
+  holdGroups(groups: ReadonlyArray<readonly [number, number | undefined]>): boolean {
+    if (groups.length === 0) return true;
     let lines = '';
     for (const [pgid, leaderStartTime] of groups) lines += `g ${pgid} ${leaderStartTime ?? '-'}\n`;
-    this.send(lines);
+    return this.send(lines);
   }
 
-  /** Puts processes on the list, in one write; call before stopping them. */
-  holdProcesses(processes: ReadonlyArray<{ pid: number; startTime: number }>): void {
-    if (processes.length === 0) return;
-    this.holding = true;
+  /** Puts processes on the list, in one write; call before stopping them. False as for holdGroups. */
+  holdProcesses(processes: ReadonlyArray<{ pid: number; startTime: number }>): boolean {
+    if (processes.length === 0) return true;
     let lines = '';
     for (const { pid, startTime } of processes) lines += `p ${pid} ${startTime}\n`;
-    this.send(lines);
+    return this.send(lines);
   }
 
-  /** Empties the list: nothing is held stopped any more. */
-  clear(): void {
-    if (this.holding) this.send('c\n');
-    this.holding = false;
+  /**
+   * Takes off the list groups that emptied and processes that exited: their numbers are free for
+   * reuse, and the shell must never signal what now holds one. False when the lines did not reach
+   * the pipe: the list can no longer be kept true, so the caller retires the watchdog.
+   */
+  forget(pgids: readonly number[], pids: readonly number[]): boolean {
+    if (pgids.length === 0 && pids.length === 0) return true;
+    let lines = '';
+    for (const pgid of pgids) lines += `G ${pgid}\n`;
+    for (const pid of pids) lines += `P ${pid}\n`;
+    return this.send(lines);
+  }
+
+  /**
+   * Ends the shell: for good at the end of a teardown (nothing is held stopped, nothing is left to
+   * do), or when its list cannot be kept true. It is our child and not yet reaped (its exit is
+   * seen only once it is), so its number is its own: the signal cannot reach anyone else.
+   */
+  retire(): void {
+    this.retired = true;
+    if (this.pid !== undefined) this.child?.kill('SIGKILL');
   }
 
   /** Writes a harmless line, so that the first real one runs warm code. */
@@ -141,12 +178,15 @@ export class Watchdog {
     this.send('c\n');
   }
 
-  private send(line: string): void {
-    if (this.pid === undefined || !this.list) return;
+  /** Whether the line is in the pipe now (not waiting in this process). */
+  private send(line: string): boolean {
+    if (this.pid === undefined || !this.list) return false;
     // A write to a pipe with room is made at once (libuv tries the write before it queues it):
     // the lines are in the pipe before the signals that follow them. The pipe (a socket pair)
     // takes about 280 small writes or 90 KB; past that, lines wait in this process and a death
-    // loses them: hence one write per batch.
+    // loses them: hence one write per batch, and the answer, so that nothing is stopped on the
+    // strength of a line still queued here (a chain of escapees, one write per link, fills it).
     this.list.write(line);
+    return this.list.writableLength === 0;
   }
 }

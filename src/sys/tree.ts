@@ -130,8 +130,11 @@ export interface FrozenWalkOptions {
   stopEscapees?: boolean;
   /** A process found outside the groups that is to be neither stopped nor reported (still walked below). */
   spare?: (stat: ProcStat) => boolean;
-  /** Called with the escapees among one parent's children just before they are stopped (to record them first, say). */
-  beforeStop?: (stats: ProcStat[]) => void;
+  /**
+   * Called with the escapees among one parent's children just before they are stopped (to record
+   * them first, say). Returning false leaves them running: they are walked as running processes.
+   */
+  beforeStop?: (stats: ProcStat[]) => boolean;
   /** Processes read at most (members and escapees): the walk is cut there. Default 4096. */
   maxProcesses?: number;
   /** Time the walk may take at most, in milliseconds: it is cut there. Default 200. */
@@ -205,7 +208,11 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
   const toStop: ProcStat[] = [];
   const stopMet = () => {
     if (toStop.length === 0) return;
-    options.beforeStop?.(toStop.slice());
+    if (options.beforeStop?.(toStop.slice()) === false) {
+      for (const stat of toStop) running.push(stat.pid);
+      toStop.length = 0;
+      return;
+    }
     // Their parent is stopped (a frozen member or an escapee we stopped), so none can have been
     // reaped, and its pid reused, since its stat was read a moment ago.
     for (const stat of toStop) {

@@ -215,3 +215,82 @@ test('a supervisor SIGKILLed during the grace: the watchdog does its SIGKILL (a 
     `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
   );
 }));
+
+test('a chain of escapees longer than the watchdog\'s pipe: none is stopped unlisted, so a SIGKILLed supervisor leaves none stopped', withMark(async (mark) => {
+  // Each link forks the next: one write to the watchdog per link, past what its pipe takes
+  // (about 280 writes). A link stopped on a line still queued in the supervisor would be stopped
+  // for good once the supervisor dies.
+  const links = 400;
+  const escapee = [
+    'import os, time',
+    'print(os.getpid(), flush=True)',
+    `for _ in range(${links - 1}):`,
+    '    if os.fork() != 0:',
+    '        time.sleep(1000)',
+    '        os._exit(0)',
+    'print(os.getpid(), flush=True)',
+    'time.sleep(1000)',
+  ].join('\n');
+  const group = startGroupWithEscapee(mark, escapee);
+  const line = linesOf(group);
+  const head = Number(await line());
+  const tail = Number(await line(30_000));
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:30000' }, 5000);
+  supervisor.stdin!.write(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  supervisor.stdin!.end();
+  // The walk is over once the number of stopped processes holds still (the supervisor then sits
+  // in its test pause, everything it stopped still stopped).
+  let last = -1;
+  let still = 0;
+  assert.ok(
+    await waitUntil(() => {
+      const now = stoppedOf(mark).length;
+      still = now === last && now > 0 ? still + 1 : 0;
+      last = now;
+      return still >= 5;
+    }, 20_000),
+    'the walk did not settle',
+  );
+  assert.ok(isStopped(head), 'the chain\'s head was not stopped');
+  assert.ok(!isStopped(tail), `the chain's tail was stopped (${last} stopped): the walk stopped links the watchdog never heard of`);
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => stoppedOf(mark).length === 0 && !isProcessAlive(head), 10_000),
+    `left stopped: ${stoppedOf(mark).length}; head alive: ${isProcessAlive(head)}`,
+  );
+  // The links the walk left running are the test's to end (withMark).
+}));
+
+test('a watchdog killed by someone else is started again, and still covers the freeze', withMark(async (mark) => {
+  const group = spawn('sh', ['-c', 'setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark),
+  });
+  const line = linesOf(group);
+  const escapee = Number(await line());
+  const member = Number(await line());
+  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
+  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
+  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  const first = watchdogOf(supervisor.pid!)!;
+  // Our supervisor's child, not yet reaped by it: the number is that shell's.
+  process.kill(first, 'SIGKILL');
+  assert.ok(
+    await waitUntil(() => {
+      const next = watchdogOf(supervisor.pid!);
+      return next !== undefined && next !== first;
+    }, 10_000),
+    'no new watchdog after the first was killed',
+  );
+  supervisor.stdin!.end();
+  assert.ok(await waitUntil(() => [group.pid!, member, escapee].every(isStopped), 10_000), 'the group and its escapee were not frozen');
+  supervisor.kill('SIGKILL');
+  await exited(supervisor, 10_000);
+  assert.ok(
+    await waitUntil(() => markedPids(mark).length === 0, 10_000),
+    `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
+  );
+}));
