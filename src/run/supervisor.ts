@@ -108,7 +108,8 @@ export class TreeSupervisor {
   phase: Phase = 'starting';
   private readonly self = process.pid;
   private readonly ownPgid = ownProcessGroupId();
-  private readonly ownSid = readProcStat('self')?.sid ?? 0;
+  /** Read again while unknown (a /proc read failed at start, EMFILE say): see mayKillGroupOf. */
+  private knownSid = readProcStat('self')?.sid;
   private runnerPid = 0;
   private runnerStart = 0;
   private runnerExitCode: number | null = null;
@@ -471,7 +472,10 @@ export class TreeSupervisor {
    */
   private mayKillGroupOf(stat: ProcStat): boolean {
     if (stat.pgid <= 1 || stat.pgid === this.ownPgid) return false;
-    if (stat.sid !== this.ownSid) return true;
+    this.knownSid ??= readProcStat('self')?.sid;
+    // Our session unknown: every group is judged as if it were in it (a group led by a tree
+    // process is still signalled whole, any other member by member), never the other way round.
+    if (this.knownSid !== undefined && stat.sid !== this.knownSid) return true;
     return this.tree.get(stat.pgid)?.pgid === stat.pgid;
   }
 
