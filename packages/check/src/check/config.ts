@@ -8,6 +8,13 @@ export const DEFAULT_BASELINE_FILE = '.leash-check-baseline.json';
 /** Raised for anything that stops a run from giving a trustworthy answer (exit 2). */
 export class CheckError extends Error {}
 
+/** A failure's reason in one line: the error's message, never its stack. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof CheckError) return error.message.replace(/^cannot (?:read|check) [^:]*: /, '');
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'the analyser ran out of stack on this file (nested too deeply)';
+  return `the analyser failed: ${error instanceof Error ? error.message : String(error)}`;
+}
+
 export interface CheckConfig {
   /** Globs of the files that implement the project's owned-spawn helper: never checked. */
   helpers: string[];

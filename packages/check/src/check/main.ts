@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { applyBaseline, formatBaseline, readBaseline } from './baseline.js';
 import { checkText } from './checker.js';
-import { CheckError, loadConfig } from './config.js';
+import { CheckError, describeFailure, loadConfig } from './config.js';
 import { DEFAULT_MAX_FILE_BYTES, listTargets, PathFilter, readTarget } from './files.js';
 import { parseSize } from './regular-file.js';
 import { failing, FORMATS, render, type Failure, type Format, type Report } from './formats.js';
@@ -156,11 +156,4 @@ async function run(options: Options): Promise<number> {
   process.stdout.write(render(format, report));
   if (failures.length > 0) return EXIT_CANNOT_RUN;
   return failing(report) ? EXIT_FINDINGS : EXIT_CLEAN;
-}
-
-/** A failure's reason in one line: the error's message, never its stack. */
-export function describeFailure(error: unknown): string {
-  if (error instanceof CheckError) return error.message.replace(/^cannot (?:read|check) [^:]*: /, '');
-  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'the analyser ran out of stack on this file (nested too deeply)';
-  return `the analyser failed: ${error instanceof Error ? error.message : String(error)}`;
 }

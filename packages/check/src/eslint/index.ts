@@ -8,7 +8,7 @@ import './preload.js'; // first: typescript from the code cache, before js-rules
 import { applyMarkers, mayMatter } from '../check/checker.js';
 import { about } from '../check/about.js';
 import { analyseJs } from '../check/js-rules.js';
-import { describeFailure } from '../check/main.js';
+import { describeFailure } from '../check/config.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
 const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
