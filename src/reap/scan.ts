@@ -377,7 +377,10 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
       above = stats.get(above.ppid);
     }
     if (nested) continue;
-    const members = collectMembers(top, byParent, who, argvOf);
+    // An unknown tree stops where a leaked tree that stands on its own begins: each process is
+    // listed, counted and ended once.
+    const standsAlone = verdict.leaked ? undefined : (stat: ProcStat) => stat.pid !== pid && tops.get(stat.pid)?.leaked === true;
+    const members = collectMembers(top, byParent, who, argvOf, standsAlone);
     if (!members) continue;
     (verdict.leaked ? trees : unknown).push({
       pid,
@@ -405,8 +408,11 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
   };
 }
 
-/** The top and its descendants; undefined when any of them is protected or on a terminal. */
-function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller, argvOf: CommandLines): TreeMember[] | undefined {
+/**
+ * The top and its descendants, but for the subtrees of those `skip` names; undefined when any of
+ * them is protected or on a terminal.
+ */
+function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller: Caller, argvOf: CommandLines, skip?: (stat: ProcStat) => boolean): TreeMember[] | undefined {
   const members: TreeMember[] = [];
   const pending = [top];
   const seen = new Set<number>();
@@ -414,7 +420,7 @@ function collectMembers(top: ProcStat, byParent: Map<number, ProcStat[]>, caller
     const stat = pending.shift()!;
     if (seen.has(stat.pid)) continue;
     seen.add(stat.pid);
-    if (isDeadState(stat.state)) continue;
+    if (isDeadState(stat.state) || skip?.(stat)) continue;
     if (isProtected(stat, caller) && stat.pid !== top.pid) return undefined;
     if (stat.pid !== top.pid && isTerminalTarget(readFdTarget(stat.pid, 0))) return undefined;
     members.push({

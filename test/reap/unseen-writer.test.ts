@@ -5,15 +5,20 @@
 // unless --include-unknown says otherwise.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { processUid, readProcStat } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, FIXTURES } from '../helpers/processes.js';
 import { IDLE, idle, q, reapScratch, runReap, runShell } from './harness.js';
 
 const CALLER_UID = 1; // daemon: runs leash reap and owns the servers
 const OTHER_UID = 65534; // nobody: holds pipe ends the caller cannot see
 const CROSS_USER_PIPE = `${FIXTURES}reap/cross-user-pipe.py`;
+const SUBREAPER_WITH_LEAK = `${FIXTURES}reap/subreaper-with-leak.py`;
+/** A Python the caller's user may run (root's own may sit under /root), started by path: execv does not search. */
+const SYSTEM_PYTHON = '/usr/bin/python3';
 
 /** WRITER | READER, each as its user, through a pipe the caller's user made. */
 function crossUserPipe(writer: [number, string[]], reader: [number, string[]]): string {
@@ -82,4 +87,33 @@ test('a stdin fed by a process reap cannot read is never ended as leaked', { ski
   assert.deepEqual(included.report.unknown, []);
   assert.ok(isProcessAlive(pids.fed), 'the fed process survives even --include-unknown');
   signalProcess(pids.fed, 'SIGTERM');
+});
+
+test('a leaked server adopted below an unknown tree is listed once, on its own, and ended without the tree above it', { skip: (process.getuid?.() !== 0 && 'needs root to start processes as two users') || (!existsSync(SYSTEM_PYTHON) && `needs ${SYSTEM_PYTHON}`) }, async (t) => {
+  const { mark, marker, ready, byIdentity } = reapScratch(t);
+  const node = (role: string) => [process.execPath, IDLE, marker, role];
+  // above: a subreaper whose stdin is fed by another user's writer that left bytes in the pipe
+  // (undecidable: unknown); below it, adopted, a server whose stdin lost its writer (leaked).
+  const above = [SYSTEM_PYTHON, SUBREAPER_WITH_LEAK, ...node('adopted'), '--', ...node('above')];
+  await runShell(crossUserPipe([OTHER_UID, ['/bin/sh', '-c', `echo pending; exec ${idle(marker, 'feeder')}`]], [CALLER_UID, above]), mark, ready);
+  const pids = {
+    feeder: byIdentity(await ready.pid('feeder')),
+    above: byIdentity(await ready.pid('above')),
+    adopted: byIdentity(await ready.pid('adopted')),
+  };
+  assert.ok(await waitUntil(() => readProcStat(pids.adopted)?.ppid === pids.above, 10_000), 'the server was not adopted by the subreaper');
+
+  const listed = runReap(['--match', marker], CALLER_UID);
+  assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons, tree.processes.map((m) => m.pid)]), [[pids.adopted, ['stdin-no-writer'], [pids.adopted]]], listed.stderr);
+  assert.deepEqual(
+    listed.report.unknown.map((tree) => [tree.pid, tree.processes.map((m) => m.pid)]),
+    [[pids.above, [pids.above]]],
+    'the unknown tree holds its own processes, not the leaked tree below it',
+  );
+
+  const killed = runReap(['--match', marker, '--kill', '--grace', '1s'], CALLER_UID);
+  assert.deepEqual(killed.report.trees.map((tree) => [tree.pid, tree.kill?.result]), [[pids.adopted, 'ended']], killed.stderr);
+  assert.ok(!isProcessAlive(pids.adopted), 'the leaked server was not ended');
+  assert.ok(isProcessAlive(pids.above), 'the unknown tree above it was ended without --include-unknown');
+  for (const pid of [pids.above, pids.feeder]) signalProcess(pid, 'SIGTERM');
 });
