@@ -140,7 +140,11 @@ test('an escapee family larger than the walk\'s cut: the groups are still ended,
   assert.ok(left.length > 0 && left.length < 30, `${left.length} left below the cut`);
 }));
 
-test('a supervisor SIGKILLed while the groups and escapees are frozen leaves nothing behind, stopped or running', withMark(async (mark) => {
+/**
+ * A group (sh, a member and a setsid escapee) registered with a supervisor that will hold its
+ * freeze for 20 s, once its watchdog runs.
+ */
+async function frozenLater(mark: string) {
   const group = spawn('sh', ['-c', 'setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait'], {
     detached: true,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -153,20 +157,27 @@ test('a supervisor SIGKILLed while the groups and escapees are frozen leaves not
   supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
   // The watchdog is started at the first registration; an EOF before that finds none.
   assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
-  const watchdog = watchdogOf(supervisor.pid!)!;
-  assert.equal(readProcStat(watchdog)?.pgid, watchdog, 'the watchdog leads a group of its own');
-  assert.equal(readFileSync(`/proc/${watchdog}/environ`, 'latin1').includes(mark), false, 'the watchdog carries none of our environment');
-  supervisor.stdin!.end();
-  assert.ok(
-    await waitUntil(() => [group.pid!, member, escapee].every(isStopped), 10_000),
-    'the group and its escapee were not frozen',
-  );
+  return { frozen: [group.pid!, member, escapee], supervisor };
+}
+
+/** SIGKILLs the supervisor and expects none of the test's processes left, stopped or running. */
+async function killSupervisorExpectingNothingLeft(mark: string, supervisor: ChildProcess): Promise<void> {
   supervisor.kill('SIGKILL');
   await exited(supervisor, 10_000);
   assert.ok(
     await waitUntil(() => markedPids(mark).length === 0, 10_000),
     `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
   );
+}
+
+test('a supervisor SIGKILLed while the groups and escapees are frozen leaves nothing behind, stopped or running', withMark(async (mark) => {
+  const { frozen, supervisor } = await frozenLater(mark);
+  const watchdog = watchdogOf(supervisor.pid!)!;
+  assert.equal(readProcStat(watchdog)?.pgid, watchdog, 'the watchdog leads a group of its own');
+  assert.equal(readFileSync(`/proc/${watchdog}/environ`, 'latin1').includes(mark), false, 'the watchdog carries none of our environment');
+  supervisor.stdin!.end();
+  assert.ok(await waitUntil(() => frozen.every(isStopped), 10_000), 'the group and its escapee were not frozen');
+  await killSupervisorExpectingNothingLeft(mark, supervisor);
   assert.ok(await waitUntil(() => !isProcessAlive(watchdog), 10_000), 'the watchdog did not exit after its work');
 }));
 
@@ -264,17 +275,7 @@ test('a chain of escapees longer than the watchdog\'s pipe: none is stopped unli
 }));
 
 test('a watchdog killed by someone else is started again, and still covers the freeze', withMark(async (mark) => {
-  const group = spawn('sh', ['-c', 'setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait'], {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: markedEnv(mark),
-  });
-  const line = linesOf(group);
-  const escapee = Number(await line());
-  const member = Number(await line());
-  const supervisor = startSupervisor(mark, { LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
-  supervisor.stdin!.write(`register ${group.pid!} ${startTimeOf(group.pid!)}\n`);
-  assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+  const { frozen, supervisor } = await frozenLater(mark);
   const first = watchdogOf(supervisor.pid!)!;
   // Our supervisor's child, not yet reaped by it: the number is that shell's.
   process.kill(first, 'SIGKILL');
@@ -286,11 +287,6 @@ test('a watchdog killed by someone else is started again, and still covers the f
     'no new watchdog after the first was killed',
   );
   supervisor.stdin!.end();
-  assert.ok(await waitUntil(() => [group.pid!, member, escapee].every(isStopped), 10_000), 'the group and its escapee were not frozen');
-  supervisor.kill('SIGKILL');
-  await exited(supervisor, 10_000);
-  assert.ok(
-    await waitUntil(() => markedPids(mark).length === 0, 10_000),
-    `left behind: ${markedPids(mark).map((pid) => `${pid} ${readProcStat(pid)?.state}`).join(', ')}`,
-  );
+  assert.ok(await waitUntil(() => frozen.every(isStopped), 10_000), 'the group and its escapee were not frozen');
+  await killSupervisorExpectingNothingLeft(mark, supervisor);
 }));
