@@ -180,7 +180,7 @@ export class SupervisorLink {
       return;
     }
     this.child = child;
-    this.startedAt = Date.now();
+    this.startedAt = performance.now();
     child.unref();
     const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
     stdin?.unref?.();
@@ -229,7 +229,7 @@ export class SupervisorLink {
       return;
     }
     if (!this.config.needed()) return;
-    const now = Date.now();
+    const now = performance.now();
     const livedLong = now - this.startedAt >= RESTART_WINDOW_MS;
     if (livedLong) this.giveUps = 0;
     this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
@@ -255,7 +255,7 @@ export class SupervisorLink {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       if (this.child || !this.config.needed()) return;
-      this.restarts.push(Date.now());
+      this.restarts.push(performance.now());
       this.start();
       this.onProbation = this.child !== undefined;
     }, delay);

@@ -16,7 +16,7 @@ export class Notices {
 
   constructor(
     out?: StderrWriter,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.out = out;
   }

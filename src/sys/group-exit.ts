@@ -60,7 +60,7 @@ function quickCheck(pgid: number): Quick {
 export function waitForGroupEmpty(pgid: number, budgetMs: number): Promise<boolean> {
   const budget = Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0;
   return new Promise<boolean>((resolve) => {
-    const now = Date.now();
+    const now = performance.now();
     let watch = watches.get(pgid);
     if (!watch) {
       // Checked on the next tick, with the others: many waits begun together cost one turn each.
@@ -77,7 +77,7 @@ function armAt(at: number): void {
   if (timer && timerAt <= at) return;
   if (timer) clearTimeout(timer);
   timerAt = at;
-  timer = setTimeout(tick, Math.max(0, at - Date.now()));
+  timer = setTimeout(tick, Math.max(0, at - performance.now()));
 }
 
 /** Arms the timer for the earliest due check or deadline (O(waiters): once per tick). */
@@ -106,7 +106,7 @@ function settle(pgid: number): void {
 function tick(): void {
   timer = undefined;
   timerAt = Infinity;
-  const now = Date.now();
+  const now = performance.now();
   let checks = 0;
   for (const [pgid, watch] of [...watches]) {
     if (watch.dueAt <= now && checks < CHECKS_PER_TICK) {
@@ -139,7 +139,7 @@ function tick(): void {
 
 async function scanForMembers(): Promise<void> {
   scanning = true;
-  lastScanAt = Date.now();
+  lastScanAt = performance.now();
   try {
     const counts = await liveMemberCountsInSlices(new Set(needScan));
     for (const [pgid, live] of counts) if (live === 0 && watches.has(pgid)) settle(pgid);

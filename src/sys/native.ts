@@ -207,7 +207,7 @@ export function netlinkExchange(protocol: number, request: Buffer, done: (reply:
     const replies: Buffer[] = [];
     // The kernel answers at once; a reply that never comes (a filtered or broken netlink) must
     // not hang the caller, so each read is non-blocking and the whole exchange has a deadline.
-    const deadline = Date.now() + NETLINK_REPLY_BUDGET_MS;
+    const deadline = performance.now() + NETLINK_REPLY_BUDGET_MS;
     const buffer = Buffer.alloc(65536); // one buffer for every read; each reply is copied out
     for (let rounds = 0; rounds < 100_000; rounds += 1) {
       const length = calls.recv(fd, buffer, buffer.length, MSG_DONTWAIT);
@@ -215,7 +215,7 @@ export function netlinkExchange(protocol: number, request: Buffer, done: (reply:
         const code = errnoName(calls.errno());
         if (code === 'EINTR') continue;
         if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
-          if (Date.now() >= deadline) throw new NativeError('recv(netlink)', 'ETIMEDOUT', constants.errno.ETIMEDOUT);
+          if (performance.now() >= deadline) throw new NativeError('recv(netlink)', 'ETIMEDOUT', constants.errno.ETIMEDOUT);
           pauseSync(1);
           continue;
         }

@@ -1,15 +1,18 @@
 // Waiting on process state that gives no event (a group emptying, a non-child exiting):
-// check, then back off from 2 ms to 50 ms, always against a deadline.
+// check, then back off from 2 ms to 50 ms, always against a deadline. Every deadline here, and in
+// the other waits of leash, is on the monotonic clock (performance.now), never the wall clock: a
+// clock stepped back during a grace must not stretch it (a supervisor waiting an hour before its
+// SIGKILL), nor one stepped forward cut it short.
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Resolves true once `done()` holds, or false when `budgetMs` runs out first. */
 export async function waitUntil(done: () => boolean, budgetMs: number): Promise<boolean> {
-  const deadline = Date.now() + budgetMs;
+  const deadline = performance.now() + budgetMs;
   let pause = 2;
   for (;;) {
     if (done()) return true;
-    const left = deadline - Date.now();
+    const left = deadline - performance.now();
     if (left <= 0) return false;
     await sleep(Math.min(pause, left));
     pause = Math.min(pause * 2, 50);
