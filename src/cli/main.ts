@@ -10,8 +10,12 @@ type Command = (argv: string[]) => Promise<number>;
 const commands: Record<string, () => Promise<Command>> = {
   supervise: async () => (await import('../supervisor/main.js')).supervisorMain,
   // One bundled module (scripts/build.mjs): leash run lives as long as its server, and ~20 separate
-  // modules cost it 1.7 MB more. The modules themselves where the bundle was not built.
-  run: async () => ((await import('../run/leash-run.mjs' as string).catch(() => import('../run/main.js'))) as typeof import('../run/main.js')).runMain,
+  // modules cost it 1.7 MB more. The modules themselves where the bundle was not built; a bundle
+  // that is there but fails to load is an error to see, not to paper over with the modules.
+  run: async () => ((await import('../run/leash-run.mjs' as string).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('leash-run.mjs')) return import('../run/main.js');
+    throw error;
+  })) as typeof import('../run/main.js')).runMain,
   status: async () => (await import('../run/status.js')).statusMain,
   reap: async () => (await import('../reap/main.js')).reapMain,
   check: async () => (await import('./check.js')).checkCommand,
