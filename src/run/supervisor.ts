@@ -14,7 +14,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
-import { readChildren, readProcStat, isDeadState, type ProcStat } from '../sys/procfs.js';
+import { readChildren, readProcStat, isDeadState, isStoppedState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
@@ -299,6 +299,11 @@ export class TreeSupervisor {
     }
     this.reapAdopted();
     this.observe();
+    // What someone else had stopped before (a debugger, a `kill -STOP`) is theirs to continue: it
+    // stays stopped when the tree resumes. Not what is in leash's own group: the terminal's
+    // SIGTSTP has just stopped that (--keep-terminal).
+    const stoppedBefore = new Set<string>();
+    for (const stat of this.tree.values()) if (isStoppedState(stat.state) && stat.pgid !== this.ownPgid) stoppedBefore.add(key(stat));
     this.signalTree('SIGSTOP', new Set());
     this.options.log(`${signal}: the command's tree and leash stop until continued`);
     signalProcess(this.self, 'SIGSTOP');
@@ -306,7 +311,7 @@ export class TreeSupervisor {
     // (a SIGCONT sent to leash alone leaves the terminal's stop on them).
     this.options.log('continued: the tree resumes');
     this.observe();
-    this.signalTree('SIGCONT', new Set());
+    this.signalTree('SIGCONT', new Set(), stoppedBefore);
     this.scheduleCheck();
   }
 
@@ -567,11 +572,18 @@ export class TreeSupervisor {
    * Whatever no group signal reached gets its own, by identity.
    * Returns how many processes were reached.
    */
-  private signalTree(signal: NodeJS.Signals, signalled = this.signalled): number {
+  private signalTree(signal: NodeJS.Signals, signalled = this.signalled, spare?: ReadonlySet<string>): number {
     let reached = 0;
     const groups = new Map<number, ProcStat[]>();
+    // A group holding a spared process is signalled member by member, without it.
+    const partial = new Set<number>();
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || signalled.has(key(stat))) continue;
+      if (isDeadState(stat.state)) continue;
+      if (spare?.has(key(stat))) {
+        partial.add(stat.pgid);
+        continue;
+      }
+      if (signalled.has(key(stat))) continue;
       // The others are signalled one by one below.
       if (!this.mayKillGroupOf(stat)) continue;
       const members = groups.get(stat.pgid);
@@ -579,6 +591,7 @@ export class TreeSupervisor {
       else groups.set(stat.pgid, [stat]);
     }
     for (const [pgid, members] of groups) {
+      if (partial.has(pgid)) continue;
       // The first member still itself and still in the group is the witness.
       for (const witness of members) {
         const outcome = signalGroupWithWitness(pgid, witness, signal);
@@ -591,7 +604,7 @@ export class TreeSupervisor {
       }
     }
     for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || signalled.has(key(stat))) continue;
+      if (isDeadState(stat.state) || signalled.has(key(stat)) || spare?.has(key(stat))) continue;
       if (signalIfSame(stat.pid, stat.startTime, signal) === 'sent') reached += 1;
       signalled.add(key(stat));
     }

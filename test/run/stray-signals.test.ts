@@ -96,9 +96,10 @@ print "leash-exit $?\\n";
 `;
 const HAS_PERL = spawnSync('perl', ['-e', '1']).status === 0;
 
-test('SIGTSTP stops the tree and leash run together; SIGCONT resumes both', { skip: HAS_PERL ? false : 'perl is not installed' }, async (t) => {
+/** leash run of `runner` (node source) under a perl "shell" that leads its own session, as a login shell does. */
+async function startUnderShell(t: Parameters<typeof markedScratch>[0], runner: string) {
   const { mark } = markedScratch(t);
-  const shell = spawn('perl', ['-e', SHELL, process.execPath, CLI_ENTRY, 'run', '--grace', '5', '--', process.execPath, '-e', RUNNER], {
+  const shell = spawn('perl', ['-e', SHELL, process.execPath, CLI_ENTRY, 'run', '--grace', '5', '--', process.execPath, '-e', runner], {
     // detached-spawn: ok — the test's "shell" leads its own session, as a login shell does.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -109,23 +110,54 @@ test('SIGTSTP stops the tree and leash run together; SIGCONT resumes both', { sk
   shell.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
   shell.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
   assert.ok(await waitUntil(() => /^ready \d+$/m.test(out) && /^leash \d+$/m.test(out), 15_000), `the runner never started: ${err}`);
-  const pid = Number(/^leash (\d+)$/m.exec(out)![1]);
-  const runner = Number(/^ready (\d+)$/m.exec(out)![1]);
   const leash = { stdout: () => out, stderr: () => err } as LeashProcess;
+  return { leash, pid: Number(/^leash (\d+)$/m.exec(out)![1]), runner: Number(/^ready (\d+)$/m.exec(out)![1]) };
+}
 
+const stopped = (pid: number) => readProcStat(pid)?.state === 'T';
+
+/** SIGTERM to leash; the runner's SIGTERM status, 143, comes back as the shell's wait status (143 << 8). */
+async function endsWithRunnersTerm(leash: LeashProcess, pid: number): Promise<void> {
+  signalProcess(pid, 'SIGTERM');
+  assert.ok(await waitUntil(() => /^leash-exit \d+$/m.test(leash.stdout()), 15_000), `leash run did not finish: ${leash.stderr()}`);
+  assert.match(leash.stdout(), new RegExp(`^leash-exit ${143 << 8}$`, 'm'), leash.stderr());
+  assert.doesNotMatch(leash.stderr(), /escalated=true/);
+}
+
+test('SIGTSTP stops the tree and leash run together; SIGCONT resumes both', { skip: HAS_PERL ? false : 'perl is not installed' }, async (t) => {
+  const { leash, pid, runner } = await startUnderShell(t, RUNNER);
   signalProcess(pid, 'SIGTSTP');
-  const stopped = (p: number) => readProcStat(p)?.state === 'T';
   assert.ok(await waitUntil(() => stopped(pid) && stopped(runner), 10_000),
-    `not both stopped: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${err}`);
+    `not both stopped: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${leash.stderr()}`);
   signalProcess(pid, 'SIGCONT');
   assert.ok(await waitUntil(() => !stopped(pid) && !stopped(runner), 10_000),
-    `not both resumed: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${err}`);
+    `not both resumed: leash ${readProcStat(pid)?.state}, runner ${readProcStat(runner)?.state}: ${leash.stderr()}`);
   await stillForwarding(leash, pid, 'SIGTSTP and SIGCONT');
-  signalProcess(pid, 'SIGTERM');
-  // The runner's SIGTERM status, 143, as the shell's wait status (143 << 8).
-  assert.ok(await waitUntil(() => /^leash-exit \d+$/m.test(out), 15_000), `leash run did not finish: ${err}`);
-  assert.match(out, new RegExp(`^leash-exit ${143 << 8}$`, 'm'), err);
-  assert.doesNotMatch(err, /escalated=true/);
+  await endsWithRunnersTerm(leash, pid);
+});
+
+test('a process of the tree stopped before the SIGTSTP stays stopped when the tree resumes', { skip: HAS_PERL ? false : 'perl is not installed' }, async (t) => {
+  // The runner and a child of its own group: the test stops the child first (as a debugger or a
+  // user's kill -STOP would), then suspends and resumes the tree.
+  const runnerWithChild = `${RUNNER}
+const child = require('node:child_process').spawn('sleep', ['1000'], { stdio: 'ignore' });
+process.stdout.write('held ' + child.pid + '\\n');
+process.on('SIGTERM', () => { child.kill('SIGKILL'); process.exit(143); });
+`;
+  const { leash, pid, runner } = await startUnderShell(t, runnerWithChild);
+  assert.ok(await waitUntil(() => /^held \d+$/m.test(leash.stdout()), 10_000), leash.stderr());
+  const held = Number(/^held (\d+)$/m.exec(leash.stdout())![1]);
+  signalProcess(held, 'SIGSTOP');
+  assert.ok(await waitUntil(() => stopped(held), 10_000), 'the child did not stop');
+  signalProcess(pid, 'SIGTSTP');
+  assert.ok(await waitUntil(() => stopped(pid) && stopped(runner), 10_000), `not stopped: ${leash.stderr()}`);
+  signalProcess(pid, 'SIGCONT');
+  assert.ok(await waitUntil(() => !stopped(pid) && !stopped(runner), 10_000), `not resumed: ${leash.stderr()}`);
+  // leash has done its resume (it forwards again); the child someone else stopped is still so.
+  await stillForwarding(leash, pid, 'SIGTSTP and SIGCONT');
+  assert.ok(stopped(held), `the child stopped before the SIGTSTP was continued with the tree (state ${readProcStat(held)?.state})`);
+  signalProcess(held, 'SIGCONT');
+  await endsWithRunnersTerm(leash, pid);
 });
 
 test('SIGTSTP is ignored where leash run\'s process group is orphaned (nothing could continue it)', async (t) => {
