@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { scanLeakedTrees } from '../src/reap/scan.js';
 import { loadNative } from '../src/sys/native.js';
 import { findEnvironmentCarriers, isProcessAlive, signalProcess } from '../src/sys/processes.js';
-import { listFds } from '../src/sys/fds.js';
+import { listFdsOrWhy } from '../src/sys/fds.js';
 import { listPids } from '../src/sys/procfs.js';
 import { readUnixSockets } from '../src/sys/unix-sockets.js';
 import { waitUntil } from '../src/sys/wait.js';
@@ -63,7 +63,10 @@ const percentile = (values: number[], p: number) => {
 function machineLoad(): { processes: number; fds: number } {
   let fds = 0;
   const pids = listPids();
-  for (const pid of pids) fds += listFds(pid)?.length ?? 0;
+  for (const pid of pids) {
+    const open = listFdsOrWhy(pid);
+    if (typeof open !== 'string') fds += open.length;
+  }
   return { processes: pids.length, fds };
 }
 

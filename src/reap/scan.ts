@@ -278,7 +278,7 @@ const HOLDER_PASSES = 5;
  * the list the pass began with. Each later pass reads only the pids not read before.
  */
 function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
-  const merged: PipeHolderScan = { holders: new Map(), unreadable: [], denied: [], unsure: new Set(), fdsSeen: 0 };
+  const merged: PipeHolderScan = { holders: new Map(), denied: [], unsure: new Set(), fdsSeen: 0 };
   for (const inode of inodes) merged.holders.set(inode, { readers: [], writers: [] });
   const read = new Set<number>();
   for (let pass = 0; pass < HOLDER_PASSES; pass += 1) {
@@ -291,7 +291,6 @@ function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
       entry.readers.push(...found.readers);
       entry.writers.push(...found.writers);
     }
-    merged.unreadable.push(...scan.unreadable);
     merged.denied.push(...scan.denied);
     for (const inode of scan.unsure) merged.unsure.add(inode);
     merged.fdsSeen += scan.fdsSeen;
@@ -342,7 +341,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
   }
 
   const scan: PipeHolderScan =
-    inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), unreadable: [], denied: [], unsure: new Set(), fdsSeen: 0 };
+    inodes.size > 0 ? scanHoldersWithNewcomers(inodes) : { holders: new Map(), denied: [], unsure: new Set(), fdsSeen: 0 };
   const supervisors = candidates.some((c) => c.token !== undefined) ? liveSupervisorTokens(all, argvOf) : new Set<string>();
 
   // "No holder seen" proves "no holder" only if every process that could hold a pipe was read.

@@ -33,15 +33,6 @@ export function isTerminalTarget(target: string | undefined): boolean {
   return target.startsWith('/dev/pts/') || target.startsWith('/dev/tty') || target === '/dev/console';
 }
 
-/** The descriptor numbers a process has open, or undefined when it is gone or not ours to read. */
-export function listFds(pid: number): string[] | undefined {
-  try {
-    return readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The descriptor numbers a process has open; 'gone' when it has exited, 'denied' when it exists
  * but its descriptors are not ours to read (another user's, hidepid=1): what it holds is unknown.
@@ -86,9 +77,7 @@ export interface PipeHolders {
 /** The result of one pass over every process's descriptors. */
 export interface PipeHolderScan {
   holders: Map<number, PipeHolders>;
-  /** Processes whose descriptors could not be read (another user's, or gone mid-scan). */
-  unreadable: number[];
-  /** Of those, the ones that were not gone: they may hold any of the pipes. */
+  /** Processes whose descriptors could not be read and that were not gone: they may hold any of the pipes. */
   denied: number[];
   /** Pipes with a descriptor whose direction could not be read: who holds which end is not proven. */
   unsure: Set<number>;
@@ -103,14 +92,12 @@ export interface PipeHolderScan {
 export function scanPipeHolders(inodes: ReadonlySet<number>, pids: Iterable<number>): PipeHolderScan {
   const holders = new Map<number, PipeHolders>();
   for (const inode of inodes) holders.set(inode, { readers: [], writers: [] });
-  const unreadable: number[] = [];
   const denied: number[] = [];
   const unsure = new Set<number>();
   let fdsSeen = 0;
   for (const pid of pids) {
     const fds = listFdsOrWhy(pid);
     if (typeof fds === 'string') {
-      unreadable.push(pid);
       if (fds === 'denied') denied.push(pid);
       continue;
     }
@@ -136,5 +123,5 @@ export function scanPipeHolders(inodes: ReadonlySet<number>, pids: Iterable<numb
       if (access === 'write' || access === 'read-write') entry.writers.push(pid);
     }
   }
-  return { holders, unreadable, denied, unsure, fdsSeen };
+  return { holders, denied, unsure, fdsSeen };
 }

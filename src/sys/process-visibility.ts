@@ -1,9 +1,7 @@
 // Whether this process can see every process on the machine in /proc: what any claim "no
 // process holds X" rests on. Linux only.
-import { readFileSync, readlinkSync } from 'node:fs';
-
-/** The kernel's fixed inode number of the initial pid namespace (PROC_PID_INIT_INO). */
-const INITIAL_PID_NAMESPACE_INODE = 0xeffffffc;
+import { readFileSync } from 'node:fs';
+import { pidNamespaceIsNested } from './procfs.js';
 
 /**
  * The options /proc is mounted with (`hidepid=invisible,gid=10`, ...), from /proc/self/mountinfo:
@@ -35,11 +33,9 @@ function procMountOptions(): string[] | undefined {
  * not in the mount's exempt group. A view that cannot be established counts as partial.
  */
 export function partialProcessView(): string | undefined {
-  try {
-    if (readlinkSync('/proc/self/ns/pid') !== `pid:[${INITIAL_PID_NAMESPACE_INODE}]`) return 'a nested pid namespace (processes outside it are not listed)';
-  } catch {
-    return 'its pid namespace cannot be read';
-  }
+  const nested = pidNamespaceIsNested();
+  if (nested === undefined) return 'its pid namespace cannot be read';
+  if (nested) return 'a nested pid namespace (processes outside it are not listed)';
   const uid = process.getuid?.();
   if (uid === 0) return undefined;
   const options = procMountOptions();

@@ -312,12 +312,17 @@ const INITIAL_PID_NAMESPACE_INODE = 0xeffffffc;
 /**
  * Whether this process runs in a pid namespace other than the machine's first one (a container,
  * a sandbox): processes of the outer namespaces, and the pipe ends they hold, are invisible here.
- * False where it cannot be told.
+ * undefined where it cannot be told.
  */
-export function inNestedPidNamespace(): boolean {
+export function pidNamespaceIsNested(): boolean | undefined {
   try {
     return readlinkSync('/proc/self/ns/pid') !== `pid:[${INITIAL_PID_NAMESPACE_INODE}]`;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** pidNamespaceIsNested, with a namespace that cannot be told counted as not nested. */
+export function inNestedPidNamespace(): boolean {
+  return pidNamespaceIsNested() === true;
 }
