@@ -20,9 +20,14 @@ export function groupNumberOf(target: unknown): number | undefined {
   return undefined;
 }
 
-/** The grace to use: NaN or a non-number means the default; the rest is clamped to 0..MAX_GRACE_MS. */
+/** A grace in ms: NaN or a non-number means `fallback`; the rest is clamped to 0..MAX_GRACE_MS. */
+export function clampedGrace(raw: unknown, fallback: number): number {
+  if (typeof raw !== 'number' || Number.isNaN(raw)) return fallback;
+  return Math.min(MAX_GRACE_MS, Math.max(0, raw));
+}
+
+/** The grace of terminateOwned's options (`graceMs`), by clampedGrace's rule. */
 export function graceFrom(options: unknown): number {
   const raw = typeof options === 'object' && options !== null ? (options as { graceMs?: unknown }).graceMs : undefined;
-  if (typeof raw !== 'number' || Number.isNaN(raw)) return DEFAULT_GRACE_MS;
-  return Math.min(MAX_GRACE_MS, Math.max(0, raw));
+  return clampedGrace(raw, DEFAULT_GRACE_MS);
 }
