@@ -8,8 +8,8 @@ import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontext
 import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ownedGroupIsEmptySoon, spawnOwned, terminateOwned, waitForOwnedGroupEmpty } from '../owner/owned-groups.js';
-import { MAX_GRACE_MS } from '../owner/validation.js';
+import { ownedGroupEscapees, ownedGroupIsEmptySoon, spawnOwned, terminateOwned, terminateOwnedWithEscapees, waitForOwnedGroupEmpty } from '../owner/owned-groups.js';
+import { clampedGrace } from '../owner/validation.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { PacedWriter } from './paced-writer.js';
 
@@ -22,12 +22,6 @@ export interface OwnedStdioServerParameters extends StdioServerParameters {
   eofGraceMs?: number;
   /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms; the same rule). */
   graceMs?: number;
-}
-
-/** terminateOwned's rule for a grace: NaN or a non-number is the default, the rest is clamped. */
-function eofGraceFrom(raw: unknown): number {
-  if (typeof raw !== 'number' || Number.isNaN(raw)) return DEFAULT_EOF_GRACE_MS;
-  return Math.min(MAX_GRACE_MS, Math.max(0, raw));
 }
 
 /**
@@ -183,17 +177,20 @@ export class OwnedStdioClientTransport implements Transport {
       const closed = this.childClosed;
       // Messages still waiting their turn would only be written into a closing pipe.
       this.writer?.dropUnwritten();
+      const pgid = child.pid;
+      // What left the server's group (a browser it started detached, a setsid helper) is found
+      // while the server still runs: once it leaves on EOF, that no longer descends from it.
+      const escapees = pgid !== undefined ? ownedGroupEscapees(pgid) : [];
       try {
         child.stdin?.end();
       } catch {
         // A stdin that is already gone needs no ending.
       }
-      const pgid = child.pid;
       if (pgid !== undefined) {
         // A well-behaved server leaves on EOF; give it the chance before any signal.
         // Shared, sliced checks (the group's own, on Windows): closing many at once holds no loop.
-        await waitForOwnedGroupEmpty(pgid, eofGraceFrom(this.params.eofGraceMs));
-        await terminateOwned(pgid, { graceMs: this.graceMs });
+        await waitForOwnedGroupEmpty(pgid, clampedGrace(this.params.eofGraceMs, DEFAULT_EOF_GRACE_MS));
+        await terminateOwnedWithEscapees(pgid, this.graceMs, escapees);
       }
       // Every holder of the pipes in the group is gone now, so 'close' (and onclose) follows
       // promptly, unless a process that left the group (setsid) inherited them: then the pipes

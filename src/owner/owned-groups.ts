@@ -4,6 +4,7 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import type { OwnerBackend, TerminateOptions, TerminateResult } from './owner-backend.js';
 import { ownerTokenValue, posixOwner } from './posix-owner.js';
+import type { ProcessMark } from '../sys/processes.js';
 import { graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
 import { windowsOwner } from './windows-owner.js';
 
@@ -96,4 +97,18 @@ export async function terminateOwned(
   const graceMs = graceFrom(options);
   if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
   return backend.terminate(pgid, graceMs);
+}
+
+/**
+ * For a caller that lets the group end by itself first (the MCP transport's EOF): what has
+ * escaped the group so far, to hand to terminateOwnedWithEscapees once the group has had its
+ * chance. Once the server has exited, what it started no longer descends from the group.
+ */
+export function ownedGroupEscapees(pgid: number): readonly ProcessMark[] {
+  return backend.escapees(pgid);
+}
+
+/** terminateOwned, also ending `escapees` found earlier (each only while it is still itself). */
+export function terminateOwnedWithEscapees(pgid: number, graceMs: number, escapees: readonly ProcessMark[]): Promise<TerminateResult> {
+  return backend.terminate(pgid, graceMs, escapees);
 }

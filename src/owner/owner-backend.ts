@@ -3,6 +3,7 @@
 // Windows (windows-owner.ts). The API validates its arguments once and hands them to the backend
 // chosen here; no other owner file asks which platform it runs on.
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import type { ProcessMark } from '../sys/processes.js';
 
 export interface TerminateOptions {
   /**
@@ -18,7 +19,7 @@ export interface TerminateResult {
   pgid: number | undefined;
   /** False when the target was not an owned group (nothing was signalled). */
   owned: boolean;
-  /** True when members survived the grace and got SIGKILL. */
+  /** True when members (or processes that escaped the group) survived the grace and got SIGKILL. */
   escalated: boolean;
   /** True when no member of the group runs any more (always true when the target names no group). */
   empty: boolean;
@@ -34,8 +35,16 @@ export interface OwnerBackend {
   release(pgid: number): boolean;
   /** What is guarded now. */
   owned(): number[];
-  /** Ends an owned group or tree, within `graceMs` where the platform has a polite step. */
-  terminate(pgid: number, graceMs: number): Promise<TerminateResult>;
+  /**
+   * Ends an owned group or tree, within `graceMs` where the platform has a polite step, with
+   * the processes that escaped it (POSIX: found now, and `earlier` ones from `escapees`).
+   */
+  terminate(pgid: number, graceMs: number, earlier?: readonly ProcessMark[]): Promise<TerminateResult>;
+  /**
+   * The processes that left an owned group but descend from it, found now (POSIX: a child
+   * started with setsid or `detached`); none where the platform's container holds them all.
+   */
+  escapees(pgid: number): readonly ProcessMark[];
   /** Whether no process of the group (POSIX) or of the owned child's tree (Windows) runs any more. */
   isEmpty(pgid: number): boolean;
   /** The same, never holding the event loop for a look through the whole process table. */

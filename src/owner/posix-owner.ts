@@ -15,8 +15,11 @@ import {
   groupLeaderIdentity,
   isSpared,
   signalGroup,
+  signalProcess,
   type ProcessMark,
 } from '../sys/processes.js';
+import { escapeesOfGroup } from '../sys/tree.js';
+import { waitUntil } from '../sys/wait.js';
 import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { isGroupEmptyInSlices, liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
@@ -158,15 +161,20 @@ function stopPruning(): void {
   pruneTimer = undefined;
 }
 
-function register(pgid: number, startTime: number | undefined): void {
+/** Puts a group in the owned set (its leader's start time, or undefined until it is read). */
+function track(pgid: number, startTime: number | undefined): void {
   owned.set(pgid, startTime);
   disowned.delete(pgid);
-  unwritten.delete(pgid);
   // One probe per registration keeps the set from filling with gone groups between prune
   // ticks, at a cost that does not grow with the set.
   pruneSome(1, pgid);
-  supervisor().send({ verb: 'register', pgid, startTime });
   startPruning();
+}
+
+function register(pgid: number, startTime: number | undefined): void {
+  unwritten.delete(pgid);
+  track(pgid, startTime);
+  supervisor().send({ verb: 'register', pgid, startTime });
 }
 
 function forget(pgid: number): void {
@@ -204,11 +212,8 @@ function registerSoon(pgid: number): void {
     return;
   }
   // In the set at once (ownedProcessGroups, terminateOwned, release see it); identified at the flush.
-  owned.set(pgid, undefined);
-  disowned.delete(pgid);
   unwritten.add(pgid);
-  pruneSome(1, pgid);
-  startPruning();
+  track(pgid, undefined);
   if (flushQueued) return;
   flushQueued = true;
   process.nextTick(flushRegistrations);
@@ -397,38 +402,113 @@ function admitSome(): void {
 
 /**
  * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
- * the grace, and forgets the group. Never rejects. Waiting costs a probe and a stat read per group per check, shared by all callers.
+ * the grace, and forgets the group. What left the group but descends from its leader (found
+ * now, plus `earlier`: found by a caller before the server could exit) gets the same signals
+ * on the same clock, each by its identity. Never rejects. Waiting costs a probe and a stat read
+ * per group per check, shared by all callers.
  */
-async function terminateOwned(pgid: number, graceMs: number): Promise<TerminateResult> {
+async function terminateOwned(pgid: number, graceMs: number, earlier: readonly ProcessMark[] = []): Promise<TerminateResult> {
   await takeTurn();
   flushRegistrations();
+  // Found before the first signal: once a member exits, what it started is reparented and no
+  // longer descends from the group.
+  const escapees = distinctMarks([...earlier, ...escapeesOfOwnedGroup(pgid)]);
+  let result: TerminateResult;
   if (!owned.has(pgid)) {
-    return { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
-  }
-  const startTime = owned.get(pgid);
-  if (checkGroupIdentity(pgid, startTime) !== 'ours') {
+    result = { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
+  } else if (checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') {
     // Gone, or its number now names someone else's group: either way nothing of ours is left.
     forget(pgid);
-    return { pgid, owned: true, escalated: false, empty: true };
+    result = { pgid, owned: true, escalated: false, empty: true };
+  } else {
+    result = await endGroup(pgid, graceMs, escapees);
+    if (result.empty) forget(pgid);
+    return result;
   }
+  // No group to end, but what escaped it while it was owned still goes (a transport's close
+  // found them before the server left on EOF).
+  if (escapees.length > 0) await endEscapees(escapees, graceMs);
+  return result;
+}
+
+/** TERM, grace, KILL for a group proven ours and for what escaped it, on the same clock. */
+async function endGroup(pgid: number, graceMs: number, escapees: readonly ProcessMark[]): Promise<TerminateResult> {
+  const startTime = owned.get(pgid);
   let escalated = false;
   let empty = false;
   try {
     signalGroup(pgid, 'SIGTERM');
+    signalMarks(escapees, 'SIGTERM');
+    const deadline = performance.now() + graceMs;
     empty = await waitForGroupEmpty(pgid, graceMs);
+    const escapeesGone = await waitForMarksGone(escapees, Math.max(0, deadline - performance.now()));
     if (!empty) {
       if (checkGroupIdentity(pgid, startTime) === 'ours') {
         escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
-        empty = await waitForGroupEmpty(pgid, KILL_WAIT_MS);
       } else {
         empty = true;
       }
     }
+    if (!escapeesGone) escalated = signalMarks(escapees, 'SIGKILL') || escalated;
+    if (!empty) empty = await waitForGroupEmpty(pgid, KILL_WAIT_MS);
+    if (!escapeesGone) await waitForMarksGone(escapees, KILL_WAIT_MS);
   } catch {
     // Never into the caller; the state below tells what happened.
   }
-  if (empty) forget(pgid);
   return { pgid, owned: true, escalated, empty };
+}
+
+/** TERM, grace, KILL for escapees alone (their group already gone or not ours to signal). */
+async function endEscapees(escapees: readonly ProcessMark[], graceMs: number): Promise<void> {
+  try {
+    signalMarks(escapees, 'SIGTERM');
+    if (!(await waitForMarksGone(escapees, graceMs))) {
+      signalMarks(escapees, 'SIGKILL');
+      await waitForMarksGone(escapees, KILL_WAIT_MS);
+    }
+  } catch {
+    // Never into the caller.
+  }
+}
+
+/**
+ * The processes that left owned group `pgid` but still descend from its leader, for
+ * terminateOwned to end with it. Groups owned on their own, or let go with releaseProcessGroup,
+ * are not escapees: they keep their own lives.
+ */
+function escapeesOfOwnedGroup(pgid: number): ProcessMark[] {
+  if (!hasProcfs() || !owned.has(pgid) || checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') return [];
+  try {
+    return escapeesOfGroup(pgid, (stat) => owned.has(stat.pgid) || isSpared(stat.pgid, disowned));
+  } catch {
+    return [];
+  }
+}
+
+function distinctMarks(marks: readonly ProcessMark[]): ProcessMark[] {
+  const byPid = new Map<number, ProcessMark>();
+  for (const mark of marks) byPid.set(mark.pid, mark);
+  return [...byPid.values()];
+}
+
+/**
+ * Signals every mark that is still the process it was (its start time), and the group it leads
+ * while it leads one: a group number cannot be reused while its leader lives, so the leader proves
+ * the group. Returns whether anything was signalled.
+ */
+function signalMarks(marks: readonly ProcessMark[], signal: NodeJS.Signals): boolean {
+  let sent = false;
+  for (const mark of marks) {
+    if (!isProcessAlive(mark.pid, mark.startTime)) continue;
+    const outcome = mark.pid === mark.pgid ? signalGroup(mark.pgid, signal) : signalProcess(mark.pid, signal);
+    sent = outcome === 'sent' || sent;
+  }
+  return sent;
+}
+
+/** Resolves true once no mark runs code any more (zombies count as gone), false at `budgetMs`. */
+function waitForMarksGone(marks: readonly ProcessMark[], budgetMs: number): Promise<boolean> {
+  return waitUntil(() => marks.every((mark) => !isProcessAlive(mark.pid, mark.startTime)), budgetMs);
 }
 
 export const posixOwner: OwnerBackend = {
@@ -437,6 +517,7 @@ export const posixOwner: OwnerBackend = {
   release: releaseProcessGroup,
   owned: ownedProcessGroups,
   terminate: terminateOwned,
+  escapees: escapeesOfOwnedGroup,
   // A probe and the leader's stat settle most groups; only a leaderless one costs a scan of /proc.
   isEmpty: (pgid) => liveGroups([pgid]).size === 0,
   isEmptySoon: isGroupEmptyInSlices,

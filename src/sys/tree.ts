@@ -11,7 +11,7 @@ import {
   scanAllStats,
   type ProcStat,
 } from './procfs.js';
-import { signalProcess } from './processes.js';
+import { signalProcess, type ProcessMark } from './processes.js';
 import { pauseSync } from './wait.js';
 
 /** Descendants of a process by pid, zombies included (their state says so). */
@@ -117,6 +117,21 @@ export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): Pro
   const last = walkOnce(root);
   for (const [pid, stat] of previous) if (!last.has(pid)) last.set(pid, stat);
   return last;
+}
+
+/**
+ * What descends from group `pgid`'s leader but has left the group (a child started with setsid
+ * or `detached: true`, and everything below it), except what `spare` keeps. Walked from the
+ * leader, without stopping anything: a process that forks during the walk, or one whose parent
+ * in the group has already exited (it was reparented), is not found here.
+ */
+export function escapeesOfGroup(pgid: number, spare: (stat: ProcStat) => boolean): ProcessMark[] {
+  const found: ProcessMark[] = [];
+  for (const stat of walkDescendants(pgid).values()) {
+    if (stat.pgid === pgid || isDeadState(stat.state) || spare(stat)) continue;
+    found.push({ pid: stat.pid, startTime: stat.startTime, pgid: stat.pgid });
+  }
+  return found;
 }
 
 /** How a walk of frozen groups treats what it finds outside them. */

@@ -1,0 +1,65 @@
+// terminateOwned ends what escaped the group, not only the group: a child the server started
+// with setsid (or `detached: true`) leads a group of its own and would otherwise run on until the
+// owner dies. Found from the group's leader before the first signal, each escapee gets the same
+// TERM, grace and KILL, by its identity; a group the owner guards on its own is spared. The MCP
+// transport's close() finds them before stdin ends, since a server that leaves on EOF hands what
+// it started to init, where no walk from the group finds it.
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { test } from 'node:test';
+import { ownProcessGroup, spawnOwned, terminateOwned } from '../../src/index.js';
+import { OwnedStdioClientTransport } from '../../src/mcp/index.js';
+import { isProcessAlive } from '../../src/sys/processes.js';
+import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { killMarked, markedEnv, markedPids, newMark } from '../helpers/processes.js';
+
+const byCommand = (mark: string, command: string) =>
+  markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === command);
+
+/** Waits for every command to run under the mark; returns their pids in the same order. */
+async function pidsOf(mark: string, commands: readonly string[]): Promise<number[]> {
+  assert.ok(await waitUntil(() => commands.every((command) => byCommand(mark, command) !== undefined), 15_000), `not started: ${commands.join(', ')}`);
+  return commands.map((command) => byCommand(mark, command)!);
+}
+
+test('terminateOwned ends the setsid escapees of the group too (one ignores SIGTERM); a separately owned group is spared', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  // sleep 2020 leads a session of its own with a child; sleep 2022 ignores SIGTERM (ignored
+  // signals survive exec); sleep 2023 escapes too, and the owner guards its group itself.
+  const script = [
+    `setsid sh -c 'sleep 2021 & exec sleep 2020' &`,
+    `(trap '' TERM; exec setsid sleep 2022) &`,
+    'setsid sleep 2023 &',
+    'exec sleep 2019',
+  ].join('\n');
+  const server: ChildProcess = spawnOwned('sh', ['-c', script], { stdio: 'ignore', env: markedEnv(mark) });
+  const [member, escapee, grandchild, stubborn, guarded] = await pidsOf(mark, ['sleep 2019', 'sleep 2020', 'sleep 2021', 'sleep 2022', 'sleep 2023']);
+  for (const pid of [escapee, grandchild, stubborn, guarded]) assert.notEqual(readProcStat(pid!)?.pgid, server.pid, `${pid} is still in the group`);
+  assert.equal(ownProcessGroup(readProcStat(guarded!)!.pgid), true);
+
+  const result = await terminateOwned(server, { graceMs: 300 });
+  assert.deepEqual(result, { pgid: server.pid, owned: true, escalated: true, empty: true });
+  const left = [member, escapee, grandchild, stubborn].filter((pid) => isProcessAlive(pid!));
+  assert.deepEqual(left, [], `outlived terminateOwned: ${left.join(' ')}`);
+  assert.ok(isProcessAlive(guarded!), 'a group the owner guards on its own was ended with another');
+  assert.equal((await terminateOwned(readProcStat(guarded!)!.pgid, { graceMs: 300 })).empty, true);
+});
+
+test('the MCP transport\'s close(): a detached child of a server that leaves on EOF is ended too', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  // A well-behaved server: it exits when stdin ends, leaving its detached helper to init.
+  const server = [
+    "const { spawn } = require('node:child_process');",
+    "spawn('sleep', ['2031'], { detached: true, stdio: 'ignore' }).unref();",
+    "process.stdin.on('end', () => process.exit(0)).resume();",
+  ].join('\n');
+  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: 300 });
+  await transport.start();
+  const [helper] = await pidsOf(mark, ['sleep 2031']);
+  assert.notEqual(readProcStat(helper!)?.pgid, transport.pid, 'the helper is still in the server\'s group');
+  await transport.close();
+  assert.equal(isProcessAlive(helper!), false, 'the server\'s detached helper outlived close()');
+});
