@@ -180,7 +180,7 @@ export class OwnedStdioClientTransport implements Transport {
       const pgid = child.pid;
       // What left the server's group (a browser it started detached, a setsid helper) is found
       // while the server still runs: once it leaves on EOF, that no longer descends from it.
-      const escapees = pgid !== undefined ? ownedGroupEscapees(pgid) : [];
+      const escapees = pgid !== undefined ? await ownedGroupEscapees(pgid) : [];
       try {
         child.stdin?.end();
       } catch {

@@ -104,7 +104,7 @@ export async function terminateOwned(
  * escaped the group so far, to hand to terminateOwnedWithEscapees once the group has had its
  * chance. Once the server has exited, what it started no longer descends from the group.
  */
-export function ownedGroupEscapees(pgid: number): readonly ProcessMark[] {
+export function ownedGroupEscapees(pgid: number): Promise<readonly ProcessMark[]> {
   return backend.escapees(pgid);
 }
 

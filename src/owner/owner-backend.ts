@@ -44,7 +44,7 @@ export interface OwnerBackend {
    * The processes that left an owned group but descend from it, found now (POSIX: a child
    * started with setsid or `detached`); none where the platform's container holds them all.
    */
-  escapees(pgid: number): readonly ProcessMark[];
+  escapees(pgid: number): Promise<readonly ProcessMark[]>;
   /** Whether no process of the group (POSIX) or of the owned child's tree (Windows) runs any more. */
   isEmpty(pgid: number): boolean;
   /** The same, never holding the event loop for a look through the whole process table. */

@@ -517,7 +517,11 @@ export const posixOwner: OwnerBackend = {
   release: releaseProcessGroup,
   owned: ownedProcessGroups,
   terminate: terminateOwned,
-  escapees: escapeesOfOwnedGroup,
+  // Admitted like terminations: a client closing fifty servers at once walks a few per turn.
+  escapees: async (pgid) => {
+    await takeTurn();
+    return escapeesOfOwnedGroup(pgid);
+  },
   // A probe and the leader's stat settle most groups; only a leaderless one costs a scan of /proc.
   isEmpty: (pgid) => liveGroups([pgid]).size === 0,
   isEmptySoon: isGroupEmptyInSlices,

@@ -239,7 +239,7 @@ export const windowsOwner: OwnerBackend = {
   // There is no polite step to give (see terminateOwnedWindows): the grace does not apply.
   terminate: (pid) => terminateOwnedWindows(pid),
   // A child's job holds what it starts (breakaway aside): TerminateJobObject ends it all.
-  escapees: () => [],
+  escapees: async () => [],
   isEmpty: ownedTreeIsEmptyWindows,
   // One query of the job: cheap, nothing to slice.
   isEmptySoon: async (pid) => ownedTreeIsEmptyWindows(pid),
