@@ -10,6 +10,14 @@
 // A cold process still loads typescript from the V8 code cache in node_modules/.cache/proc-leash-check
 // (written by the first run when absent): the output says whether it was there at the start.
 // Run with `npm run bench` or `node dist/bench/check.js` after a build.
+//
+// CPU time depends on the host, which is shared and whose speed moves from hour to hour (the
+// reference's own job took 0.79-1.01 CPU-s when the targets were set and more than 2 s on a slow
+// day). So every row also names the host's speed while it was measured (the reference's time on
+// its own job, a run of it in each round) and its speed scaled to the targets' host; and
+// `--instructions` (or LEASH_BENCH_INSTRUCTIONS=1) adds one run of each checker under
+// `valgrind --tool=callgrind`: instructions executed, every thread counted, child processes (git)
+// not; they repeat to within a few percent whatever the host's speed or load.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +37,10 @@ const RUNS = 3;
 const REFERENCE_SEED = process.env.LEASH_REFERENCE_CHECKER ?? '/work/shared/seeds/002_63915fa2c0050667.txt';
 const TIME = '/usr/bin/time';
 const TARGETS = { typical: 30, everyFileParsed: 10, referenceRatio: 1.5 };
+/** The reference's CPU seconds on its own job on the host of the day the targets were set (0.79-1.01 s). */
+const REFERENCE_CPU_WHEN_SET = { low: 0.79, high: 1.01 };
+const INSTRUCTIONS = process.argv.includes('--instructions') || process.env.LEASH_BENCH_INSTRUCTIONS === '1';
+const VALGRIND = '/usr/bin/valgrind';
 
 // Filler that looks like ordinary code: functions, classes, string handling, no spawn words.
 function jsBody(i: number, lines: number): string {
@@ -102,6 +114,11 @@ interface Timing {
   stdout: string;
 }
 
+/** A bare environment: no NODE_OPTIONS, and no NODE_EXTRA_CA_CERTS (it costs every Node start about 0.1 CPU-s here). */
+function benchEnv(): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' };
+}
+
 function timeRun(argv: string[], cwd: string): Timing {
   // One core: pinned with taskset where it exists, so the number does not depend on idle cores.
   const pin = existsSync('/usr/bin/taskset') ? ['taskset', '-c', '0'] : [];
@@ -109,7 +126,7 @@ function timeRun(argv: string[], cwd: string): Timing {
   const timed = existsSync(TIME) ? [TIME, '-f', '%U %S', '-o', usage] : [];
   const command = [...timed, ...pin, ...argv];
   const start = process.hrtime.bigint();
-  const result = spawnSync(command[0] as string, command.slice(1), { cwd, encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' } });
+  const result = spawnSync(command[0] as string, command.slice(1), { cwd, encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'], env: benchEnv() });
   const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
   let cpuMs = wallMs;
   if (timed.length > 0) {
@@ -135,12 +152,53 @@ interface Row {
   medianCpuMs: number;
   mbPerWallSecond: number;
   mbPerCpuSecond: number;
+  /** Instructions of one run under callgrind (with --instructions). */
+  instructions?: number;
+  /** The reference's CPU ms on its own job in runs interleaved with this row's: the host's speed meanwhile. */
+  hostReferenceCpuMs?: number;
+  /** MB per CPU second on a host as fast as when the targets were set (each run against the reference's of its round): an estimate. */
+  atTargetHostSpeed?: string;
+}
+
+/** The interpreter behind a `python3` on PATH (often a pyenv shim, a shell script that valgrind would follow). */
+function realExecutable(argv: string[]): string[] {
+  if (argv[0] !== 'python3') return argv;
+  const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', env: benchEnv() }).trim();
+  return [real, ...argv.slice(1)];
+}
+
+/** Instructions one run executes, every thread of the process counted (its children, git, not). */
+function countInstructions(argv: string[], cwd: string): number {
+  const out = join(tmpdir(), `leash-bench-callgrind-${process.pid}`);
+  const result = spawnSync(VALGRIND, ['--tool=callgrind', `--callgrind-out-file=${out}`, ...realExecutable(argv)], { cwd, encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'ignore', 'pipe'], env: benchEnv() });
+  rmSync(out, { force: true });
+  const collected = /Collected : (\d+)/.exec(result.stderr ?? '');
+  if (!collected) throw new Error(`callgrind gave no count for ${argv.join(' ')}: ${result.error?.message ?? result.stderr?.slice(-400)}`);
+  return Number(collected[1]);
 }
 
 /** Measures each checker on one tree, their runs interleaved (A B A B ...), a row per checker. */
-function measure(scenario: string, tree: Tree, checkers: Array<{ checker: string; argv: string[]; cwd: string; countFindings: (stdout: string) => number }>): Row[] {
+interface Checker {
+  checker: string;
+  argv: string[];
+  cwd: string;
+  countFindings: (stdout: string) => number;
+}
+
+/**
+ * Measures each checker on one tree, their runs interleaved (A B A B ...), a row per checker.
+ * With a `yardstick` (the reference on its own job), a run of it joins every round, so that each
+ * row names the host's speed while it was measured: a shared host's speed moves within a bench run.
+ */
+function measure(scenario: string, tree: Tree, checkers: Checker[], yardstick?: Checker): Row[] {
   const runs = checkers.map((): Timing[] => []);
-  for (let run = 0; run < RUNS; run++) checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
+  const yardstickCpu: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
+    if (yardstick) yardstickCpu.push(timeRun(yardstick.argv, yardstick.cwd).cpuMs);
+  }
+  const referenceAt = checkers.findIndex((c) => c.checker.startsWith('reference'));
+  if (!yardstick && referenceAt >= 0) yardstickCpu.push(...(runs[referenceAt] as Timing[]).map((r) => r.cpuMs));
   return checkers.map((c, i) => {
     const mine = runs[i] as Timing[];
     if (mine.some((r) => r.code !== 1)) throw new Error(`${scenario} / ${c.checker}: expected exit 1 (planted findings), got ${mine.map((r) => r.code).join(',')}`);
@@ -157,8 +215,26 @@ function measure(scenario: string, tree: Tree, checkers: Array<{ checker: string
       medianCpuMs: +cpu.toFixed(0),
       mbPerWallSecond: +(mb / (wall / 1000)).toFixed(2),
       mbPerCpuSecond: +(mb / (cpu / 1000)).toFixed(2),
+      ...(INSTRUCTIONS ? { instructions: countInstructions(c.argv, c.cwd) } : {}),
+      ...(yardstickCpu.length === RUNS
+        ? {
+            hostReferenceCpuMs: +median(yardstickCpu).toFixed(0),
+            // Each run against the reference's run of the same round: the host drifts less within a round.
+            atTargetHostSpeed: scaledToTargetHost(mb, median(mine.map((r, round) => r.cpuMs / (yardstickCpu[round] as number)))),
+          }
+        : {}),
     };
   });
+}
+
+/**
+ * MB per CPU second on a host as fast as when the targets were set, as a range: the run's CPU time
+ * as a multiple of the reference's in the same round, times the reference's time then
+ * (0.79-1.01 s). An estimate: Python and Node need not slow down alike.
+ */
+function scaledToTargetHost(megabytes: number, cpuPerReferenceCpu: number): string {
+  const at = (seconds: number) => (megabytes / (cpuPerReferenceCpu * seconds)).toFixed(1);
+  return `${at(REFERENCE_CPU_WHEN_SET.high)}-${at(REFERENCE_CPU_WHEN_SET.low)}`;
 }
 
 const leashFindings = (stdout: string) => (JSON.parse(stdout) as { findings: unknown[] }).findings.length;
@@ -181,31 +257,39 @@ function referenceTree(): Tree | undefined {
   return tree;
 }
 
+if (INSTRUCTIONS && !existsSync(VALGRIND)) {
+  console.error(`--instructions needs ${VALGRIND} (apt-get install valgrind)`);
+  process.exit(2);
+}
 const CODE_CACHE = join(REPO, 'node_modules/.cache/proc-leash-check');
 const codeCacheAtStart = existsSync(CODE_CACHE) && readdirSync(CODE_CACHE).some((name) => name.endsWith('.v8cache'));
 const rows: Row[] = [];
 const trees: Tree[] = [];
 try {
+  const reference = referenceTree();
+  if (reference) trees.push(reference);
+  const referenceChecker: Checker | undefined = reference && {
+    checker: 'reference (python3)',
+    argv: ['python3', 'scripts/check_detached_spawns.py', '--all'],
+    cwd: reference.dir,
+    countFindings: (out: string) => out.split('\n').filter((l) => /^agent\/.*:\d+: /.test(l)).length,
+  };
   const typical = generate('typical', { js: 1500, ts: 1500, py: 2000 }, 'pkg', spawningTenth);
   trees.push(typical);
-  rows.push(...measure('typical (a tenth of the files spawn)', typical, leashOn(typical.dir, REPO)));
+  rows.push(...measure('typical (a tenth of the files spawn)', typical, leashOn(typical.dir, REPO), referenceChecker));
   const parsed = generate('parsed', { js: 1000, ts: 1000, py: 1000 }, 'pkg', everyFileParsed);
   trees.push(parsed);
-  rows.push(...measure('every file parsed', parsed, leashOn(parsed.dir, REPO)));
-  const reference = referenceTree();
-  if (reference) {
-    trees.push(reference);
-    const job = 'reference job (Python tree under git)';
-    const referenceChecker = { checker: 'reference (python3)', argv: ['python3', 'scripts/check_detached_spawns.py', '--all'], cwd: reference.dir, countFindings: (out: string) => out.split('\n').filter((l) => /^agent\/.*:\d+: /.test(l)).length };
-    rows.push(...measure(job, reference, [referenceChecker, ...leashOn(reference.dir, reference.dir, [])]));
+  rows.push(...measure('every file parsed', parsed, leashOn(parsed.dir, REPO), referenceChecker));
+  if (reference && referenceChecker) {
+    rows.push(...measure('reference job (Python tree under git)', reference, [referenceChecker, ...leashOn(reference.dir, reference.dir, [])]));
   } else {
-    console.log(`reference checker not found at ${REFERENCE_SEED}: its rows are left out`);
+    console.log(`reference checker not found at ${REFERENCE_SEED}: its rows are left out, and so is the host's speed`);
   }
 } finally {
   for (const tree of trees) rmSync(tree.dir, { recursive: true, force: true });
 }
 
-const columns: Array<keyof Row> = ['scenario', 'checker', 'files', 'megabytes', 'findings', 'medianWallMs', 'medianCpuMs', 'mbPerWallSecond', 'mbPerCpuSecond'];
+const columns: Array<keyof Row> = ['scenario', 'checker', 'files', 'megabytes', 'findings', 'medianWallMs', 'medianCpuMs', 'mbPerWallSecond', 'mbPerCpuSecond', 'hostReferenceCpuMs', 'atTargetHostSpeed'];
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`leash check, whole process, cold, median of ${RUNS} runs${BASELINE_CLI ? ` interleaved with ${BASELINE_CLI}'s` : ''}, pinned to one core; load average ${load}`);
@@ -215,9 +299,20 @@ const ref = rows.find((r) => r.checker.startsWith('reference'));
 const leashOnRef = rows.find((r) => r.scenario.startsWith('reference') && r.checker === 'leash');
 const ratio = ref && leashOnRef ? { wall: +(ref.medianWallMs / leashOnRef.medianWallMs).toFixed(2), cpu: +(ref.medianCpuMs / leashOnRef.medianCpuMs).toFixed(2) } : undefined;
 if (ratio) console.log(`leash vs the reference on its own job: ${ratio.cpu}x per CPU second, ${ratio.wall}x per wall second (target >= ${TARGETS.referenceRatio}x)`);
+if (ref) {
+  console.log(
+    `host speed: hostReferenceCpuMs is the reference's own job in the same rounds (${REFERENCE_CPU_WHEN_SET.low * 1000}-${REFERENCE_CPU_WHEN_SET.high * 1000} ms when the targets were set); ` +
+      'atTargetHostSpeed: MB per CPU second on a host that fast, from each run\'s CPU time against the reference\'s in its round (an estimate)',
+  );
+}
+if (INSTRUCTIONS) {
+  console.log('instructions of one run each (callgrind; git not counted):');
+  for (const row of rows) console.log(`  ${row.scenario} / ${row.checker}: ${((row.instructions ?? 0) / 1e9).toFixed(2)} G, ${((row.instructions ?? 0) / 1e6 / row.megabytes).toFixed(0)} M per MB`);
+  if (ref?.instructions && leashOnRef?.instructions) console.log(`  leash vs the reference on its own job, in instructions: ${(ref.instructions / leashOnRef.instructions).toFixed(2)}x`);
+}
 console.log(`typescript code cache in ${CODE_CACHE}: ${codeCacheAtStart ? 'present at the start' : 'absent at the start, written by the first run'}`);
 console.log(`targets: typical >= ${TARGETS.typical} MB/s, every file parsed >= ${TARGETS.everyFileParsed} MB/s`);
 mkdirSync(join(REPO, 'bench/results'), { recursive: true });
 const out = join(REPO, 'bench/results/check.json');
-writeFileSync(out, `${JSON.stringify({ node: process.version, runs: RUNS, loadAverage: load, baselineCli: BASELINE_CLI, typescriptCodeCacheAtStart: codeCacheAtStart, targets: TARGETS, referenceRatio: ratio, results: rows }, null, 2)}\n`);
+writeFileSync(out, `${JSON.stringify({ node: process.version, runs: RUNS, loadAverage: load, baselineCli: BASELINE_CLI, typescriptCodeCacheAtStart: codeCacheAtStart, targets: TARGETS, referenceRatio: ratio, referenceCpuSecondsWhenTargetsSet: REFERENCE_CPU_WHEN_SET, results: rows }, null, 2)}\n`);
 console.log(`wrote ${out}`);
