@@ -96,7 +96,8 @@ export async function terminateOwned(
   const pgid = groupNumberOf(target);
   const graceMs = graceFrom(options);
   if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
-  return backend.terminate(pgid, graceMs);
+  const find = !(typeof options === 'object' && options !== null && (options as { escapees?: unknown }).escapees === false);
+  return backend.terminate(pgid, graceMs, { find, earlier: [] });
 }
 
 /**
@@ -110,5 +111,5 @@ export function ownedGroupEscapees(pgid: number): Promise<readonly ProcessMark[]
 
 /** terminateOwned, also ending `escapees` found earlier (each only while it is still itself). */
 export function terminateOwnedWithEscapees(pgid: number, graceMs: number, escapees: readonly ProcessMark[]): Promise<TerminateResult> {
-  return backend.terminate(pgid, graceMs, escapees);
+  return backend.terminate(pgid, graceMs, { find: true, earlier: escapees });
 }

@@ -12,6 +12,18 @@ export interface TerminateOptions {
    * means the default.
    */
   graceMs?: number;
+  /**
+   * Whether processes that left the group but descend from its leader (a child started with
+   * setsid or `detached: true`) are ended with it: default true; only `false` turns it off, and
+   * leaves them to the sweep at this process's death (POSIX; a Windows job holds them anyway).
+   */
+  escapees?: boolean;
+}
+
+/** What terminate does about escapees: look for them now, and end those found earlier too. */
+export interface EscapeeHandling {
+  find: boolean;
+  earlier: readonly ProcessMark[];
 }
 
 export interface TerminateResult {
@@ -37,9 +49,9 @@ export interface OwnerBackend {
   owned(): number[];
   /**
    * Ends an owned group or tree, within `graceMs` where the platform has a polite step, with
-   * the processes that escaped it (POSIX: found now, and `earlier` ones from `escapees`).
+   * the processes that escaped it (POSIX: found now unless told not to, and those found earlier).
    */
-  terminate(pgid: number, graceMs: number, earlier?: readonly ProcessMark[]): Promise<TerminateResult>;
+  terminate(pgid: number, graceMs: number, escapees: EscapeeHandling): Promise<TerminateResult>;
   /**
    * The processes that left an owned group but descend from it, found now (POSIX: a child
    * started with setsid or `detached`); none where the platform's container holds them all.

@@ -25,7 +25,7 @@ import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { isGroupEmptyInSlices, liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
 import { RoundRobin } from './round-robin.js';
-import type { OwnerBackend, TerminateResult } from './owner-backend.js';
+import type { EscapeeHandling, OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 import { hasProcfs } from '../sys/procfs.js';
 
@@ -403,16 +403,16 @@ function admitSome(): void {
 /**
  * TERMs an owned group, waits for it to empty (zombies count as gone), KILLs what is left after
  * the grace, and forgets the group. What left the group but descends from its leader (found
- * now, plus `earlier`: found by a caller before the server could exit) gets the same signals
+ * now unless told not to, plus those a caller found before the server could exit) gets the same signals
  * on the same clock, each by its identity. Never rejects. Waiting costs a probe and a stat read
  * per group per check, shared by all callers.
  */
-async function terminateOwned(pgid: number, graceMs: number, earlier: readonly ProcessMark[] = []): Promise<TerminateResult> {
+async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHandling): Promise<TerminateResult> {
   await takeTurn();
   flushRegistrations();
   // Found before the first signal: once a member exits, what it started is reparented and no
   // longer descends from the group.
-  const escapees = distinctMarks([...earlier, ...escapeesOfOwnedGroup(pgid)]);
+  const escapees = distinctMarks([...handling.earlier, ...(handling.find ? escapeesOfOwnedGroup(pgid) : [])]);
   let result: TerminateResult;
   if (!owned.has(pgid)) {
     result = { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };

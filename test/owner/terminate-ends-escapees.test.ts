@@ -47,6 +47,17 @@ test('terminateOwned ends the setsid escapees of the group too (one ignores SIGT
   assert.equal((await terminateOwned(readProcStat(guarded!)!.pgid, { graceMs: 300 })).empty, true);
 });
 
+test('terminateOwned with escapees: false ends the group alone', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const server = spawnOwned('sh', ['-c', 'setsid sleep 2041 &\nexec sleep 2040'], { stdio: 'ignore', env: markedEnv(mark) });
+  const [member, escapee] = await pidsOf(mark, ['sleep 2040', 'sleep 2041']);
+  const result = await terminateOwned(server, { graceMs: 300, escapees: false });
+  assert.deepEqual(result, { pgid: server.pid, owned: true, escalated: false, empty: true });
+  assert.equal(isProcessAlive(member!), false);
+  assert.equal(isProcessAlive(escapee!), true, 'the escapee was ended although escapees: false');
+});
+
 test('the MCP transport\'s close(): a detached child of a server that leaves on EOF is ended too', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
