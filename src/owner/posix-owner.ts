@@ -18,7 +18,7 @@ import {
   signalProcess,
   type ProcessMark,
 } from '../sys/processes.js';
-import { escapeesOfGroup } from '../sys/tree.js';
+import { escapeesOfGroupInSlices } from '../sys/tree.js';
 import { waitUntil } from '../sys/wait.js';
 import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
@@ -412,7 +412,7 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
   flushRegistrations();
   // Found before the first signal: once a member exits, what it started is reparented and no
   // longer descends from the group.
-  const escapees = distinctMarks([...handling.earlier, ...(handling.find ? escapeesOfOwnedGroup(pgid) : [])]);
+  const escapees = distinctMarks([...handling.earlier, ...(handling.find ? await escapeesOfOwnedGroup(pgid) : [])]);
   let result: TerminateResult;
   if (!owned.has(pgid)) {
     result = { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
@@ -476,10 +476,10 @@ async function endEscapees(escapees: readonly ProcessMark[], graceMs: number): P
  * terminateOwned to end with it. Groups owned on their own, or let go with releaseProcessGroup,
  * are not escapees: they keep their own lives.
  */
-function escapeesOfOwnedGroup(pgid: number): ProcessMark[] {
+async function escapeesOfOwnedGroup(pgid: number): Promise<ProcessMark[]> {
   if (!hasProcfs() || !owned.has(pgid) || checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') return [];
   try {
-    return escapeesOfGroup(pgid, (stat) => owned.has(stat.pgid) || isSpared(stat.pgid, disowned));
+    return await escapeesOfGroupInSlices(pgid, (stat) => owned.has(stat.pgid) || isSpared(stat.pgid, disowned));
   } catch {
     return [];
   }

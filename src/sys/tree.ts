@@ -12,6 +12,7 @@ import {
   type ProcStat,
 } from './procfs.js';
 import { signalProcess, type ProcessMark } from './processes.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { pauseSync } from './wait.js';
 
 /** Descendants of a process by pid, zombies included (their state says so). */
@@ -24,23 +25,37 @@ export function treeWalkUsesFullScan(): boolean {
   return childrenFilesMissing;
 }
 
-function walkByChildrenFiles(root: number): ProcessTree | undefined {
-  const tree: ProcessTree = new Map();
+/**
+ * Each descendant of `root` once, a parent before its children, from the kernel's children
+ * lists; returns false when this kernel has none (then nothing is yielded).
+ */
+function* descendantsByChildrenFiles(root: number): Generator<ProcStat, boolean> {
+  const seen = new Set<number>();
   const pending = [root];
   while (pending.length > 0) {
     const parent = pending.pop() as number;
     const children = readChildren(parent);
-    if (children === undefined) return undefined;
+    if (children === undefined) return false;
     for (const child of children) {
-      if (tree.has(child) || child === root) continue;
+      if (seen.has(child) || child === root) continue;
       const stat = readProcStat(child);
       // Gone between the two reads, or already reparented elsewhere: not ours now.
       if (!stat || stat.ppid !== parent) continue;
-      tree.set(child, stat);
+      seen.add(child);
       pending.push(child);
+      yield stat;
     }
   }
-  return tree;
+  return true;
+}
+
+function walkByChildrenFiles(root: number): ProcessTree | undefined {
+  const tree: ProcessTree = new Map();
+  const walk = descendantsByChildrenFiles(root);
+  for (let step = walk.next(); ; step = walk.next()) {
+    if (step.done) return step.value ? tree : undefined;
+    tree.set(step.value.pid, step.value);
+  }
 }
 
 function walkByFullScan(root: number): ProcessTree {
@@ -121,17 +136,45 @@ export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): Pro
 
 /**
  * What descends from group `pgid`'s leader but has left the group (a child started with setsid
- * or `detached: true`, and everything below it), except what `spare` keeps. Walked from the
- * leader, without stopping anything: a process that forks during the walk, or one whose parent
- * in the group has already exited (it was reparented), is not found here.
+ * or `detached: true`, and everything below it), except what `spare` keeps. One pass from the
+ * leader, without stopping anything (it runs in an owner's event loop: one read per process of
+ * the tree, not passes until two agree): a process that forks during the walk, or one whose
+ * parent in the group has already exited (it was reparented), is not found here.
  */
-export function escapeesOfGroup(pgid: number, spare: (stat: ProcStat) => boolean): ProcessMark[] {
+function escapeesOfGroup(pgid: number, spare: (stat: ProcStat) => boolean): ProcessMark[] {
   const found: ProcessMark[] = [];
-  for (const stat of walkDescendants(pgid).values()) {
-    if (stat.pgid === pgid || isDeadState(stat.state) || spare(stat)) continue;
-    found.push({ pid: stat.pid, startTime: stat.startTime, pgid: stat.pgid });
-  }
+  for (const stat of walkOnce(pgid).values()) if (isEscapee(stat, pgid, spare)) found.push(markOf(stat));
   return found;
+}
+
+/**
+ * escapeesOfGroup for an event loop: the same pass, `perTurn` processes a turn (a tree of 1,000
+ * processes took 0.2-0.35 s to walk on this 2-core machine under load). Between slices the tree
+ * moves on; a mark names a process by its start time, so nothing found is ever mistaken later.
+ * Where the kernel has no children lists, the one full scan is made at once.
+ */
+export async function escapeesOfGroupInSlices(pgid: number, spare: (stat: ProcStat) => boolean, perTurn = 64): Promise<ProcessMark[]> {
+  if (childrenFilesMissing) return escapeesOfGroup(pgid, spare);
+  const found: ProcessMark[] = [];
+  const walk = descendantsByChildrenFiles(pgid);
+  let walked = 0;
+  for (let step = walk.next(); ; step = walk.next()) {
+    if (step.done) {
+      if (step.value) return found;
+      childrenFilesMissing = true;
+      return escapeesOfGroup(pgid, spare);
+    }
+    if (isEscapee(step.value, pgid, spare)) found.push(markOf(step.value));
+    if (++walked % perTurn === 0) await yieldToLoop();
+  }
+}
+
+function isEscapee(stat: ProcStat, pgid: number, spare: (stat: ProcStat) => boolean): boolean {
+  return stat.pgid !== pgid && !isDeadState(stat.state) && !spare(stat);
+}
+
+function markOf(stat: ProcStat): ProcessMark {
+  return { pid: stat.pid, startTime: stat.startTime, pgid: stat.pgid };
 }
 
 /** How a walk of frozen groups treats what it finds outside them. */
