@@ -27,7 +27,7 @@ import { SupervisorLink } from './supervisor-link.js';
 import { RoundRobin } from './round-robin.js';
 import type { EscapeeHandling, OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
-import { hasProcfs } from '../sys/procfs.js';
+import { hasProcfs, isDeadState, readProcStat, type ProcStat } from '../sys/procfs.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -427,7 +427,7 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
   }
   // No group to end, but what escaped it while it was owned still goes (a transport's close
   // found them before the server left on EOF).
-  if (escapees.length > 0) await endEscapees(escapees, graceMs);
+  if (escapees.length > 0 && (await endEscapees(escapees, graceMs))) result.escalated = true;
   return result;
 }
 
@@ -458,17 +458,19 @@ async function endGroup(pgid: number, graceMs: number, escapees: readonly Proces
   return { pgid, owned: true, escalated, empty };
 }
 
-/** TERM, grace, KILL for escapees alone (their group already gone or not ours to signal). */
-async function endEscapees(escapees: readonly ProcessMark[], graceMs: number): Promise<void> {
+/** TERM, grace, KILL for escapees alone (their group already gone or not ours to signal); whether any got SIGKILL. */
+async function endEscapees(escapees: readonly ProcessMark[], graceMs: number): Promise<boolean> {
+  let escalated = false;
   try {
     signalMarks(escapees, 'SIGTERM');
     if (!(await waitForMarksGone(escapees, graceMs))) {
-      signalMarks(escapees, 'SIGKILL');
+      escalated = signalMarks(escapees, 'SIGKILL');
       await waitForMarksGone(escapees, KILL_WAIT_MS);
     }
   } catch {
     // Never into the caller.
   }
+  return escalated;
 }
 
 /**
@@ -479,10 +481,18 @@ async function endEscapees(escapees: readonly ProcessMark[], graceMs: number): P
 async function escapeesOfOwnedGroup(pgid: number): Promise<ProcessMark[]> {
   if (!hasProcfs() || !owned.has(pgid) || checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') return [];
   try {
-    return await escapeesOfGroupInSlices(pgid, (stat) => owned.has(stat.pgid) || isSpared(stat.pgid, disowned));
+    return await escapeesOfGroupInSlices(pgid, isSparedEscapee);
   } catch {
     return [];
   }
+}
+
+/**
+ * What an escapee walk leaves alone, and what is left alone when the signals go out (a mark can
+ * be seconds old by then): a group owned on its own or released, and this process's own group.
+ */
+function isSparedEscapee(stat: ProcStat): boolean {
+  return owned.has(stat.pgid) || isSpared(stat.pgid, disowned) || stat.pgid === ownProcessGroupId();
 }
 
 function distinctMarks(marks: readonly ProcessMark[]): ProcessMark[] {
@@ -499,8 +509,9 @@ function distinctMarks(marks: readonly ProcessMark[]): ProcessMark[] {
 function signalMarks(marks: readonly ProcessMark[], signal: NodeJS.Signals): boolean {
   let sent = false;
   for (const mark of marks) {
-    if (!isProcessAlive(mark.pid, mark.startTime)) continue;
-    const outcome = mark.pid === mark.pgid ? signalGroup(mark.pgid, signal) : signalProcess(mark.pid, signal);
+    const stat = readProcStat(mark.pid);
+    if (!stat || isDeadState(stat.state) || stat.startTime !== mark.startTime || mark.pid === process.pid || isSparedEscapee(stat)) continue;
+    const outcome = stat.pid === stat.pgid ? signalGroup(stat.pgid, signal) : signalProcess(stat.pid, signal);
     sent = outcome === 'sent' || sent;
   }
   return sent;

@@ -25,24 +25,37 @@ export function treeWalkUsesFullScan(): boolean {
   return childrenFilesMissing;
 }
 
+/** How a walk goes below what it finds. */
+interface WalkOptions {
+  /** Whether the walk goes below this process (default: always). */
+  descend?: (stat: ProcStat) => boolean;
+  /**
+   * Each parent's start time is read again just before its children list, and a parent that is
+   * no longer the process found is not read: for a walk spread over turns of the event loop,
+   * where a parent could exit and its pid be taken by a stranger whose children would be listed.
+   */
+  verifyParents?: boolean;
+}
+
 /**
  * Each descendant of `root` once, a parent before its children, from the kernel's children
  * lists; returns false when this kernel has none (then nothing is yielded).
  */
-function* descendantsByChildrenFiles(root: number): Generator<ProcStat, boolean> {
+function* descendantsByChildrenFiles(root: number, options: WalkOptions = {}): Generator<ProcStat, boolean> {
   const seen = new Set<number>();
-  const pending = [root];
+  const pending: Array<{ pid: number; startTime?: number }> = [{ pid: root }];
   while (pending.length > 0) {
-    const parent = pending.pop() as number;
-    const children = readChildren(parent);
+    const parent = pending.pop()!;
+    if (parent.startTime !== undefined && readProcStat(parent.pid)?.startTime !== parent.startTime) continue;
+    const children = readChildren(parent.pid);
     if (children === undefined) return false;
     for (const child of children) {
       if (seen.has(child) || child === root) continue;
       const stat = readProcStat(child);
       // Gone between the two reads, or already reparented elsewhere: not ours now.
-      if (!stat || stat.ppid !== parent) continue;
+      if (!stat || stat.ppid !== parent.pid) continue;
       seen.add(child);
-      pending.push(child);
+      if (options.descend?.(stat) !== false) pending.push(options.verifyParents ? { pid: child, startTime: stat.startTime } : { pid: child });
       yield stat;
     }
   }
@@ -58,7 +71,7 @@ function walkByChildrenFiles(root: number): ProcessTree | undefined {
   }
 }
 
-function walkByFullScan(root: number): ProcessTree {
+function walkByFullScan(root: number, descend?: (stat: ProcStat) => boolean): ProcessTree {
   const byParent = new Map<number, ProcStat[]>();
   for (const stat of scanAllStats()) {
     const siblings = byParent.get(stat.ppid);
@@ -72,7 +85,7 @@ function walkByFullScan(root: number): ProcessTree {
     for (const stat of byParent.get(parent) ?? []) {
       if (tree.has(stat.pid) || stat.pid === root) continue;
       tree.set(stat.pid, stat);
-      pending.push(stat.pid);
+      if (descend?.(stat) !== false) pending.push(stat.pid);
     }
   }
   return tree;
@@ -134,43 +147,44 @@ export function walkDescendantsUntilNoNewcomer(root: number, maxPasses = 5): Pro
   return last;
 }
 
+/** The bounds of an escapee walk: it runs before the first signal, so a tree forking faster than it is read must not hold that back. */
+export const ESCAPEE_WALK_MAX_PROCESSES = 4096;
+export const ESCAPEE_WALK_BUDGET_MS = 500;
+
 /**
  * What descends from group `pgid`'s leader but has left the group (a child started with setsid
- * or `detached: true`, and everything below it), except what `spare` keeps. One pass from the
- * leader, without stopping anything (it runs in an owner's event loop: one read per process of
- * the tree, not passes until two agree): a process that forks during the walk, or one whose
- * parent in the group has already exited (it was reparented), is not found here.
- */
-function escapeesOfGroup(pgid: number, spare: (stat: ProcStat) => boolean): ProcessMark[] {
-  const found: ProcessMark[] = [];
-  for (const stat of walkOnce(pgid).values()) if (isEscapee(stat, pgid, spare)) found.push(markOf(stat));
-  return found;
-}
-
-/**
- * escapeesOfGroup for an event loop: the same pass, `perTurn` processes a turn (a tree of 1,000
- * processes took 0.2-0.35 s to walk on this 2-core machine under load). Between slices the tree
- * moves on; a mark names a process by its start time, so nothing found is ever mistaken later.
- * Where the kernel has no children lists, the one full scan is made at once.
+ * or `detached: true`, and what it started), for the owner to end with the group. Never this
+ * process or what it started (an owner can guard a group it descends from), and nothing that
+ * `spare` keeps nor anything below it (a group owned on its own, or released, has its own life).
+ * One pass from the leader, without stopping anything, `perTurn` processes a turn of the event
+ * loop (a tree of 1,000 processes took 0.2-0.35 s to walk in one go on this 2-core machine under
+ * load), cut at ESCAPEE_WALK_MAX_PROCESSES processes or ESCAPEE_WALK_BUDGET_MS: a process that
+ * forks during the walk, or one whose parent in the group had already exited (it was
+ * reparented), may be missed. A mark names a process by its start time, so what is found is
+ * never mistaken for another later. Where the kernel has no children lists, one full scan.
  */
 export async function escapeesOfGroupInSlices(pgid: number, spare: (stat: ProcStat) => boolean, perTurn = 64): Promise<ProcessMark[]> {
-  if (childrenFilesMissing) return escapeesOfGroup(pgid, spare);
-  const found: ProcessMark[] = [];
-  const walk = descendantsByChildrenFiles(pgid);
-  let walked = 0;
-  for (let step = walk.next(); ; step = walk.next()) {
-    if (step.done) {
-      if (step.value) return found;
-      childrenFilesMissing = true;
-      return escapeesOfGroup(pgid, spare);
+  // Members of the group are walked whatever `spare` says (the group itself is owned).
+  const keep = (stat: ProcStat) => stat.pid !== process.pid && (stat.pgid === pgid || !spare(stat));
+  const escapee = (stat: ProcStat) => stat.pgid !== pgid && !isDeadState(stat.state) && keep(stat);
+  if (!childrenFilesMissing) {
+    const found: ProcessMark[] = [];
+    const deadline = performance.now() + ESCAPEE_WALK_BUDGET_MS;
+    const walk = descendantsByChildrenFiles(pgid, { descend: keep, verifyParents: true });
+    let walked = 0;
+    for (let step = walk.next(); ; step = walk.next()) {
+      if (step.done) {
+        if (step.value) return found;
+        childrenFilesMissing = true;
+        break;
+      }
+      if (escapee(step.value)) found.push(markOf(step.value));
+      walked += 1;
+      if (walked >= ESCAPEE_WALK_MAX_PROCESSES || performance.now() > deadline) return found;
+      if (walked % perTurn === 0) await yieldToLoop();
     }
-    if (isEscapee(step.value, pgid, spare)) found.push(markOf(step.value));
-    if (++walked % perTurn === 0) await yieldToLoop();
   }
-}
-
-function isEscapee(stat: ProcStat, pgid: number, spare: (stat: ProcStat) => boolean): boolean {
-  return stat.pgid !== pgid && !isDeadState(stat.state) && !spare(stat);
+  return [...walkByFullScan(pgid, keep).values()].filter(escapee).map(markOf);
 }
 
 function markOf(stat: ProcStat): ProcessMark {

@@ -5,14 +5,14 @@
 // transport's close() finds them before stdin ends, since a server that leaves on EOF hands what
 // it started to init, where no walk from the group finds it.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { test } from 'node:test';
-import { ownProcessGroup, spawnOwned, terminateOwned } from '../../src/index.js';
+import { ownProcessGroup, releaseProcessGroup, spawnOwned, terminateOwned } from '../../src/index.js';
 import { OwnedStdioClientTransport } from '../../src/mcp/index.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { killMarked, markedEnv, markedPids, newMark } from '../helpers/processes.js';
+import { FIXTURES, LIBRARY_ENTRY, killMarked, markedEnv, markedPids, newMark } from '../helpers/processes.js';
 
 const byCommand = (mark: string, command: string) =>
   markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === command);
@@ -27,24 +27,50 @@ test('terminateOwned ends the setsid escapees of the group too (one ignores SIGT
   const mark = newMark();
   t.after(() => killMarked(mark));
   // sleep 2020 leads a session of its own with a child; sleep 2022 ignores SIGTERM (ignored
-  // signals survive exec); sleep 2023 escapes too, and the owner guards its group itself.
+  // signals survive exec); sleep 2023 escapes too, and the owner guards its group itself; sleep
+  // 2025's group the owner guards and then releases. What escaped those two (sleep 2024, 2026)
+  // is theirs, not the server's: spared with them.
   const script = [
     `setsid sh -c 'sleep 2021 & exec sleep 2020' &`,
     `(trap '' TERM; exec setsid sleep 2022) &`,
-    'setsid sleep 2023 &',
+    `setsid sh -c 'setsid sleep 2024 & exec sleep 2023' &`,
+    `setsid sh -c 'setsid sleep 2026 & exec sleep 2025' &`,
     'exec sleep 2019',
   ].join('\n');
   const server: ChildProcess = spawnOwned('sh', ['-c', script], { stdio: 'ignore', env: markedEnv(mark) });
-  const [member, escapee, grandchild, stubborn, guarded] = await pidsOf(mark, ['sleep 2019', 'sleep 2020', 'sleep 2021', 'sleep 2022', 'sleep 2023']);
-  for (const pid of [escapee, grandchild, stubborn, guarded]) assert.notEqual(readProcStat(pid!)?.pgid, server.pid, `${pid} is still in the group`);
+  const commands = ['sleep 2019', 'sleep 2020', 'sleep 2021', 'sleep 2022', 'sleep 2023', 'sleep 2024', 'sleep 2025', 'sleep 2026'];
+  const [member, escapee, grandchild, stubborn, guarded, guardedsEscapee, released, releasedsEscapee] = await pidsOf(mark, commands);
+  for (const pid of [escapee, grandchild, stubborn, guarded, released]) assert.notEqual(readProcStat(pid!)?.pgid, server.pid, `${pid} is still in the group`);
   assert.equal(ownProcessGroup(readProcStat(guarded!)!.pgid), true);
+  assert.equal(ownProcessGroup(readProcStat(released!)!.pgid), true);
+  assert.equal(releaseProcessGroup(readProcStat(released!)!.pgid), true);
 
   const result = await terminateOwned(server, { graceMs: 300 });
   assert.deepEqual(result, { pgid: server.pid, owned: true, escalated: true, empty: true });
   const left = [member, escapee, grandchild, stubborn].filter((pid) => isProcessAlive(pid!));
   assert.deepEqual(left, [], `outlived terminateOwned: ${left.join(' ')}`);
-  assert.ok(isProcessAlive(guarded!), 'a group the owner guards on its own was ended with another');
+  const spared = { guarded, guardedsEscapee, released, releasedsEscapee };
+  const ended = Object.entries(spared).filter(([, pid]) => !isProcessAlive(pid!)).map(([name]) => name);
+  assert.deepEqual(ended, [], 'a group owned on its own or released, or what escaped it, was ended with another');
   assert.equal((await terminateOwned(readProcStat(guarded!)!.pgid, { graceMs: 300 })).empty, true);
+  assert.equal(isProcessAlive(guardedsEscapee!), false, 'terminateOwned of the guarded group left its own escapee');
+});
+
+test('an owner that guards the group of a shell it descends from ends the shell, never itself', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  // The shell leads its own session; the owner, its child, leads another (setsid again).
+  const shell = spawn('setsid', ['sh', '-c', `sleep 2060 & setsid "${process.execPath}" "${FIXTURES}guards-its-ancestor.mjs" $$; wait`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
+  });
+  let output = '';
+  shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  assert.ok(await waitUntil(() => output.includes('\n'), 20_000), 'the owner printed no result: it was ended by its own terminateOwned');
+  const result = JSON.parse(output) as { owned: boolean; empty: boolean };
+  assert.equal(result.owned, true);
+  assert.equal(result.empty, true);
+  assert.ok(await waitUntil(() => byCommand(mark, 'sleep 2060') === undefined, 5000), 'the shell\'s group outlived terminateOwned');
 });
 
 test('terminateOwned with escapees: false ends the group alone', async (t) => {
