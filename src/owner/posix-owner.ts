@@ -432,11 +432,12 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
 }
 
 /** TERM, grace, KILL for a group proven ours and for what escaped it, on the same clock. */
-async function endGroup(pgid: number, graceMs: number, escapees: readonly ProcessMark[]): Promise<TerminateResult> {
+async function endGroup(pgid: number, graceMs: number, found: readonly ProcessMark[]): Promise<TerminateResult> {
   const startTime = owned.get(pgid);
   let escalated = false;
   let empty = false;
   try {
+    const escapees = marksToEnd(found);
     signalGroup(pgid, 'SIGTERM');
     signalMarks(escapees, 'SIGTERM');
     const deadline = performance.now() + graceMs;
@@ -459,9 +460,10 @@ async function endGroup(pgid: number, graceMs: number, escapees: readonly Proces
 }
 
 /** TERM, grace, KILL for escapees alone (their group already gone or not ours to signal); whether any got SIGKILL. */
-async function endEscapees(escapees: readonly ProcessMark[], graceMs: number): Promise<boolean> {
+async function endEscapees(found: readonly ProcessMark[], graceMs: number): Promise<boolean> {
   let escalated = false;
   try {
+    const escapees = marksToEnd(found);
     signalMarks(escapees, 'SIGTERM');
     if (!(await waitForMarksGone(escapees, graceMs))) {
       escalated = signalMarks(escapees, 'SIGKILL');
@@ -509,12 +511,28 @@ function distinctMarks(marks: readonly ProcessMark[]): ProcessMark[] {
 function signalMarks(marks: readonly ProcessMark[], signal: NodeJS.Signals): boolean {
   let sent = false;
   for (const mark of marks) {
-    const stat = readProcStat(mark.pid);
-    if (!stat || isDeadState(stat.state) || stat.startTime !== mark.startTime || mark.pid === process.pid || isSparedEscapee(stat)) continue;
+    const stat = toEnd(mark);
+    if (!stat) continue;
     const outcome = stat.pid === stat.pgid ? signalGroup(stat.pgid, signal) : signalProcess(stat.pid, signal);
     sent = outcome === 'sent' || sent;
   }
   return sent;
+}
+
+/**
+ * A mark's process as it is now, if it is still to be ended: the process found (its start time),
+ * running code, not this process and not spared now (the owner may have taken or let go of its
+ * group since the mark was made, seconds earlier for a transport's close).
+ */
+function toEnd(mark: ProcessMark): ProcStat | undefined {
+  const stat = readProcStat(mark.pid);
+  if (!stat || isDeadState(stat.state) || stat.startTime !== mark.startTime || mark.pid === process.pid || isSparedEscapee(stat)) return undefined;
+  return stat;
+}
+
+/** The marks still to be ended now: what is waited for is only what was signalled. */
+function marksToEnd(marks: readonly ProcessMark[]): ProcessMark[] {
+  return marks.filter((mark) => toEnd(mark) !== undefined);
 }
 
 /** Resolves true once no mark runs code any more (zombies count as gone), false at `budgetMs`. */
