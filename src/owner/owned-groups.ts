@@ -4,8 +4,9 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import type { OwnerBackend, TerminateOptions, TerminateResult } from './owner-backend.js';
 import { ownerTokenValue, posixOwner } from './posix-owner.js';
-import type { ProcessMark } from '../sys/processes.js';
-import { graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
+import type { EscapeeMark } from '../sys/tree.js';
+import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
+import { clampedGrace, graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
 import { windowsOwner } from './windows-owner.js';
 
 export type { TerminateOptions, TerminateResult };
@@ -93,10 +94,23 @@ export async function terminateOwned(
   target: ChildProcess | number,
   options: TerminateOptions = {},
 ): Promise<TerminateResult> {
-  const pgid = groupNumberOf(target);
-  const graceMs = graceFrom(options);
+  // Read once, and never into a rejection: a target or options whose getters throw name no group,
+  // or mean the defaults.
+  let pgid: number | undefined;
+  try {
+    pgid = groupNumberOf(target);
+  } catch {
+    pgid = undefined;
+  }
   if (pgid === undefined) return { pgid, owned: false, escalated: false, empty: true };
-  const find = !(typeof options === 'object' && options !== null && (options as { escapees?: unknown }).escapees === false);
+  let graceMs = DEFAULT_GRACE_MS;
+  let find = true;
+  try {
+    graceMs = graceFrom(options);
+    find = !(typeof options === 'object' && options !== null && (options as { escapees?: unknown }).escapees === false);
+  } catch {
+    // The defaults above.
+  }
   return backend.terminate(pgid, graceMs, { find, earlier: [] });
 }
 
@@ -105,11 +119,11 @@ export async function terminateOwned(
  * escaped the group so far, to hand to terminateOwnedWithEscapees once the group has had its
  * chance. Once the server has exited, what it started no longer descends from the group.
  */
-export function ownedGroupEscapees(pgid: number): Promise<readonly ProcessMark[]> {
+export function ownedGroupEscapees(pgid: number): Promise<readonly EscapeeMark[]> {
   return backend.escapees(pgid);
 }
 
-/** terminateOwned, also ending `escapees` found earlier (each only while it is still itself). */
-export function terminateOwnedWithEscapees(pgid: number, graceMs: number, escapees: readonly ProcessMark[]): Promise<TerminateResult> {
-  return backend.terminate(pgid, graceMs, { find: true, earlier: escapees });
+/** terminateOwned, also ending `escapees` found earlier (each only while it is still itself); the grace by terminateOwned's rule. */
+export function terminateOwnedWithEscapees(pgid: number, graceMs: unknown, escapees: readonly EscapeeMark[]): Promise<TerminateResult> {
+  return backend.terminate(pgid, clampedGrace(graceMs, DEFAULT_GRACE_MS), { find: true, earlier: escapees });
 }

@@ -3,7 +3,7 @@
 // Windows (windows-owner.ts). The API validates its arguments once and hands them to the backend
 // chosen here; no other owner file asks which platform it runs on.
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
-import type { ProcessMark } from '../sys/processes.js';
+import type { EscapeeMark } from '../sys/tree.js';
 
 export interface TerminateOptions {
   /**
@@ -23,7 +23,7 @@ export interface TerminateOptions {
 /** What terminate does about escapees: look for them now, and end those found earlier too. */
 export interface EscapeeHandling {
   find: boolean;
-  earlier: readonly ProcessMark[];
+  earlier: readonly EscapeeMark[];
 }
 
 export interface TerminateResult {
@@ -56,7 +56,7 @@ export interface OwnerBackend {
    * The processes that left an owned group but descend from it, found now (POSIX: a child
    * started with setsid or `detached`); none where the platform's container holds them all.
    */
-  escapees(pgid: number): Promise<readonly ProcessMark[]>;
+  escapees(pgid: number): Promise<readonly EscapeeMark[]>;
   /** Whether no process of the group (POSIX) or of the owned child's tree (Windows) runs any more. */
   isEmpty(pgid: number): boolean;
   /** The same, never holding the event loop for a look through the whole process table. */

@@ -18,7 +18,7 @@ import {
   signalProcess,
   type ProcessMark,
 } from '../sys/processes.js';
-import { escapeesOfGroupInSlices } from '../sys/tree.js';
+import { escapeesOfGroupInSlices, type EscapeeMark } from '../sys/tree.js';
 import { waitUntil } from '../sys/wait.js';
 import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
@@ -416,6 +416,8 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
   let result: TerminateResult;
   if (!owned.has(pgid)) {
     result = { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
+    // Let go of on purpose meanwhile: what escaped it goes with it, into its own life.
+    if (isSpared(pgid, disowned)) return result;
   } else if (checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') {
     // Gone, or its number now names someone else's group: either way nothing of ours is left.
     forget(pgid);
@@ -432,17 +434,16 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
 }
 
 /** TERM, grace, KILL for a group proven ours and for what escaped it, on the same clock. */
-async function endGroup(pgid: number, graceMs: number, found: readonly ProcessMark[]): Promise<TerminateResult> {
+async function endGroup(pgid: number, graceMs: number, found: readonly EscapeeMark[]): Promise<TerminateResult> {
   const startTime = owned.get(pgid);
   let escalated = false;
   let empty = false;
   try {
-    const escapees = marksToEnd(found);
     signalGroup(pgid, 'SIGTERM');
-    signalMarks(escapees, 'SIGTERM');
+    const escapees = signalMarks(found, 'SIGTERM');
     const deadline = performance.now() + graceMs;
     empty = await waitForGroupEmpty(pgid, graceMs);
-    const escapeesGone = await waitForMarksGone(escapees, Math.max(0, deadline - performance.now()));
+    const escapeesGone = await waitForMarksGone(escapees, deadline - performance.now());
     if (!empty) {
       if (checkGroupIdentity(pgid, startTime) === 'ours') {
         escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
@@ -450,9 +451,9 @@ async function endGroup(pgid: number, graceMs: number, found: readonly ProcessMa
         empty = true;
       }
     }
-    if (!escapeesGone) escalated = signalMarks(escapees, 'SIGKILL') || escalated;
-    if (!empty) empty = await waitForGroupEmpty(pgid, KILL_WAIT_MS);
-    if (!escapeesGone) await waitForMarksGone(escapees, KILL_WAIT_MS);
+    if (!escapeesGone && signalMarks(escapees, 'SIGKILL').length > 0) escalated = true;
+    // The two waits after SIGKILL side by side: one KILL_WAIT_MS at most, as before escapees.
+    [empty] = await Promise.all([empty || waitForGroupEmpty(pgid, KILL_WAIT_MS), escapeesGone || waitForMarksGone(escapees, KILL_WAIT_MS)]);
   } catch {
     // Never into the caller; the state below tells what happened.
   }
@@ -460,13 +461,12 @@ async function endGroup(pgid: number, graceMs: number, found: readonly ProcessMa
 }
 
 /** TERM, grace, KILL for escapees alone (their group already gone or not ours to signal); whether any got SIGKILL. */
-async function endEscapees(found: readonly ProcessMark[], graceMs: number): Promise<boolean> {
+async function endEscapees(found: readonly EscapeeMark[], graceMs: number): Promise<boolean> {
   let escalated = false;
   try {
-    const escapees = marksToEnd(found);
-    signalMarks(escapees, 'SIGTERM');
+    const escapees = signalMarks(found, 'SIGTERM');
     if (!(await waitForMarksGone(escapees, graceMs))) {
-      escalated = signalMarks(escapees, 'SIGKILL');
+      escalated = signalMarks(escapees, 'SIGKILL').length > 0;
       await waitForMarksGone(escapees, KILL_WAIT_MS);
     }
   } catch {
@@ -480,64 +480,58 @@ async function endEscapees(found: readonly ProcessMark[], graceMs: number): Prom
  * terminateOwned to end with it. Groups owned on their own, or let go with releaseProcessGroup,
  * are not escapees: they keep their own lives.
  */
-async function escapeesOfOwnedGroup(pgid: number): Promise<ProcessMark[]> {
+async function escapeesOfOwnedGroup(pgid: number): Promise<EscapeeMark[]> {
   if (!hasProcfs() || !owned.has(pgid) || checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') return [];
   try {
-    return await escapeesOfGroupInSlices(pgid, isSparedEscapee);
+    return await escapeesOfGroupInSlices(pgid, (stat) => isSparedGroup(stat.pgid));
   } catch {
     return [];
   }
 }
 
-/**
- * What an escapee walk leaves alone, and what is left alone when the signals go out (a mark can
- * be seconds old by then): a group owned on its own or released, and this process's own group.
- */
-function isSparedEscapee(stat: ProcStat): boolean {
-  return owned.has(stat.pgid) || isSpared(stat.pgid, disowned) || stat.pgid === ownProcessGroupId();
+/** A group an escapee walk leaves alone, with all below it: owned on its own, released, or this process's own. */
+function isSparedGroup(pgid: number): boolean {
+  return owned.has(pgid) || isSpared(pgid, disowned) || pgid === ownProcessGroupId();
 }
 
-function distinctMarks(marks: readonly ProcessMark[]): ProcessMark[] {
-  const byPid = new Map<number, ProcessMark>();
+function distinctMarks(marks: readonly EscapeeMark[]): EscapeeMark[] {
+  const byPid = new Map<number, EscapeeMark>();
   for (const mark of marks) byPid.set(mark.pid, mark);
   return [...byPid.values()];
 }
 
 /**
- * Signals every mark that is still the process it was (its start time), and the group it leads
- * while it leads one: a group number cannot be reused while its leader lives, so the leader proves
- * the group. Returns whether anything was signalled.
+ * Signals every mark still to be ended, and the group it leads while it leads one: a group
+ * number cannot be reused while its leader lives, so the leader proves the group. Returns the
+ * marks the signal reached: only those are waited for (one of another user's, EPERM, is not).
  */
-function signalMarks(marks: readonly ProcessMark[], signal: NodeJS.Signals): boolean {
-  let sent = false;
+function signalMarks(marks: readonly EscapeeMark[], signal: NodeJS.Signals): EscapeeMark[] {
+  const reached: EscapeeMark[] = [];
   for (const mark of marks) {
     const stat = toEnd(mark);
     if (!stat) continue;
     const outcome = stat.pid === stat.pgid ? signalGroup(stat.pgid, signal) : signalProcess(stat.pid, signal);
-    sent = outcome === 'sent' || sent;
+    if (outcome === 'sent') reached.push(mark);
   }
-  return sent;
+  return reached;
 }
 
 /**
  * A mark's process as it is now, if it is still to be ended: the process found (its start time),
- * running code, not this process and not spared now (the owner may have taken or let go of its
- * group since the mark was made, seconds earlier for a transport's close).
+ * running code, not this process, and in or below no group that is spared now (the owner may
+ * have taken or let go of one since the mark was made, seconds earlier for a transport's close).
  */
-function toEnd(mark: ProcessMark): ProcStat | undefined {
+function toEnd(mark: EscapeeMark): ProcStat | undefined {
   const stat = readProcStat(mark.pid);
-  if (!stat || isDeadState(stat.state) || stat.startTime !== mark.startTime || mark.pid === process.pid || isSparedEscapee(stat)) return undefined;
+  if (!stat || isDeadState(stat.state) || stat.startTime !== mark.startTime || mark.pid === process.pid) return undefined;
+  if (isSparedGroup(stat.pgid) || mark.groups.some(isSparedGroup)) return undefined;
   return stat;
-}
-
-/** The marks still to be ended now: what is waited for is only what was signalled. */
-function marksToEnd(marks: readonly ProcessMark[]): ProcessMark[] {
-  return marks.filter((mark) => toEnd(mark) !== undefined);
 }
 
 /** Resolves true once no mark runs code any more (zombies count as gone), false at `budgetMs`. */
 function waitForMarksGone(marks: readonly ProcessMark[], budgetMs: number): Promise<boolean> {
-  return waitUntil(() => marks.every((mark) => !isProcessAlive(mark.pid, mark.startTime)), budgetMs);
+  const budget = Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0;
+  return waitUntil(() => marks.every((mark) => !isProcessAlive(mark.pid, mark.startTime)), budget);
 }
 
 export const posixOwner: OwnerBackend = {

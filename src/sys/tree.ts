@@ -163,12 +163,20 @@ export const ESCAPEE_WALK_BUDGET_MS = 500;
  * reparented), may be missed. A mark names a process by its start time, so what is found is
  * never mistaken for another later. Where the kernel has no children lists, one full scan.
  */
-export async function escapeesOfGroupInSlices(pgid: number, spare: (stat: ProcStat) => boolean, perTurn = 64): Promise<ProcessMark[]> {
+export async function escapeesOfGroupInSlices(pgid: number, spare: (stat: ProcStat) => boolean, perTurn = 64): Promise<EscapeeMark[]> {
   // Members of the group are walked whatever `spare` says (the group itself is owned).
   const keep = (stat: ProcStat) => stat.pid !== process.pid && (stat.pgid === pgid || !spare(stat));
   const escapee = (stat: ProcStat) => stat.pgid !== pgid && !isDeadState(stat.state) && keep(stat);
+  // A parent is met before its children: each process's escaped groups extend its parent's.
+  const groupsOf = new Map<number, readonly number[]>();
+  const markOf = (stat: ProcStat): EscapeeMark | undefined => {
+    const above = groupsOf.get(stat.ppid) ?? [];
+    const groups = stat.pgid === pgid || above.includes(stat.pgid) ? above : [...above, stat.pgid];
+    groupsOf.set(stat.pid, groups);
+    return escapee(stat) ? { pid: stat.pid, startTime: stat.startTime, pgid: stat.pgid, groups } : undefined;
+  };
+  const found: EscapeeMark[] = [];
   if (!childrenFilesMissing) {
-    const found: ProcessMark[] = [];
     const deadline = performance.now() + ESCAPEE_WALK_BUDGET_MS;
     const walk = descendantsByChildrenFiles(pgid, { descend: keep, verifyParents: true });
     let walked = 0;
@@ -178,17 +186,29 @@ export async function escapeesOfGroupInSlices(pgid: number, spare: (stat: ProcSt
         childrenFilesMissing = true;
         break;
       }
-      if (escapee(step.value)) found.push(markOf(step.value));
+      const mark = markOf(step.value);
+      if (mark) found.push(mark);
       walked += 1;
       if (walked >= ESCAPEE_WALK_MAX_PROCESSES || performance.now() > deadline) return found;
       if (walked % perTurn === 0) await yieldToLoop();
     }
   }
-  return [...walkByFullScan(pgid, keep).values()].filter(escapee).map(markOf);
+  groupsOf.clear();
+  found.length = 0;
+  for (const stat of walkByFullScan(pgid, keep).values()) {
+    const mark = markOf(stat);
+    if (mark) found.push(mark);
+  }
+  return found;
 }
 
-function markOf(stat: ProcStat): ProcessMark {
-  return { pid: stat.pid, startTime: stat.startTime, pgid: stat.pgid };
+/**
+ * An escapee as found: its process, and every group other than the walked one that it is in or
+ * below (its own and its escaped ancestors'), so that one taken or let go by the owner later
+ * spares what lies below it too.
+ */
+export interface EscapeeMark extends ProcessMark {
+  groups: readonly number[];
 }
 
 /** How a walk of frozen groups treats what it finds outside them. */

@@ -100,3 +100,56 @@ test('the MCP transport\'s close(): a detached child of a server that leaves on 
   await transport.close();
   assert.equal(isProcessAlive(helper!), false, 'the server\'s detached helper outlived close()');
 });
+
+test('close() with graceMs NaN: the default grace, by terminateOwned\'s rule, also for an escapee that ignores SIGTERM', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const server = [
+    "const { spawn } = require('node:child_process');",
+    "spawn('sh', ['-c', \"trap '' TERM; exec sleep 2081\"], { detached: true, stdio: 'ignore' }).unref();",
+    "process.stdin.on('end', () => process.exit(0)).resume();",
+  ].join('\n');
+  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: Number.NaN });
+  await transport.start();
+  const [helper] = await pidsOf(mark, ['sleep 2081']);
+  const started = performance.now();
+  const closed = await Promise.race([transport.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 20_000, 'pending'))]);
+  assert.equal(closed, 'closed', 'close() never resolved: a NaN grace was waited forever');
+  assert.ok(performance.now() - started >= 2500, 'the TERM-ignoring helper was not given the default grace');
+  assert.equal(isProcessAlive(helper!), false, 'the helper outlived close()');
+});
+
+test('close(): an escapee whose group the owner takes while the server winds down is spared, with what escaped it', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  // The helper (sleep 2090) leads a session of its own and starts another (sleep 2091); the
+  // server stays 500 ms after stdin ends, time for the owner to take the helper's group.
+  const server = [
+    "const { spawn } = require('node:child_process');",
+    "spawn('sh', ['-c', 'setsid sleep 2091 & exec sleep 2090'], { detached: true, stdio: 'ignore' }).unref();",
+    "process.stdin.on('end', () => setTimeout(() => process.exit(0), 500)).resume();",
+  ].join('\n');
+  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: 300 });
+  await transport.start();
+  const [helper, below] = await pidsOf(mark, ['sleep 2090', 'sleep 2091']);
+  const closing = transport.close();
+  await new Promise((resolve) => setTimeout(resolve, 150)); // past close()'s look for escapees, before the server leaves
+  assert.equal(ownProcessGroup(readProcStat(helper!)!.pgid), true);
+  await closing;
+  assert.deepEqual([isProcessAlive(helper!), isProcessAlive(below!)], [true, true], 'the group taken meanwhile, or what escaped it, was ended');
+  assert.equal((await terminateOwned(readProcStat(helper!)!.pgid, { graceMs: 300 })).empty, true);
+});
+
+test('terminateOwned never rejects on a target or options whose getters throw', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const throwing = (): never => {
+    throw new Error('getter');
+  };
+  const target = Object.defineProperty({}, 'pid', { get: throwing }) as ChildProcess;
+  assert.deepEqual(await terminateOwned(target), { pgid: undefined, owned: false, escalated: false, empty: true });
+  const server = spawnOwned('sleep', ['2099'], { stdio: 'ignore', env: markedEnv(mark) });
+  await pidsOf(mark, ['sleep 2099']);
+  const options = Object.defineProperty({}, 'escapees', { get: throwing });
+  assert.equal((await terminateOwned(server, options)).empty, true);
+});
