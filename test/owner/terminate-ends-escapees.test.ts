@@ -23,6 +23,21 @@ async function pidsOf(mark: string, commands: readonly string[]): Promise<number
   return commands.map((command) => byCommand(mark, command)!);
 }
 
+/**
+ * A transport to a node server that starts `helper` (a command line for sh) detached, then
+ * leaves `exitAfterEofMs` after its stdin ends; resolves once `commands` run.
+ */
+async function serverWithDetachedHelper(mark: string, helper: string, options: { graceMs: number; exitAfterEofMs?: number; commands: string[] }) {
+  const server = [
+    "const { spawn } = require('node:child_process');",
+    `spawn('sh', ['-c', ${JSON.stringify(helper)}], { detached: true, stdio: 'ignore' }).unref();`,
+    `process.stdin.on('end', () => setTimeout(() => process.exit(0), ${options.exitAfterEofMs ?? 0})).resume();`,
+  ].join('\n');
+  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: options.graceMs });
+  await transport.start();
+  return { transport, pids: await pidsOf(mark, options.commands) };
+}
+
 test('terminateOwned ends the setsid escapees of the group too (one ignores SIGTERM); a separately owned group is spared', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
@@ -88,14 +103,7 @@ test('the MCP transport\'s close(): a detached child of a server that leaves on 
   const mark = newMark();
   t.after(() => killMarked(mark));
   // A well-behaved server: it exits when stdin ends, leaving its detached helper to init.
-  const server = [
-    "const { spawn } = require('node:child_process');",
-    "spawn('sleep', ['2031'], { detached: true, stdio: 'ignore' }).unref();",
-    "process.stdin.on('end', () => process.exit(0)).resume();",
-  ].join('\n');
-  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: 300 });
-  await transport.start();
-  const [helper] = await pidsOf(mark, ['sleep 2031']);
+  const { transport, pids: [helper] } = await serverWithDetachedHelper(mark, 'exec sleep 2031', { graceMs: 300, commands: ['sleep 2031'] });
   assert.notEqual(readProcStat(helper!)?.pgid, transport.pid, 'the helper is still in the server\'s group');
   await transport.close();
   assert.equal(isProcessAlive(helper!), false, 'the server\'s detached helper outlived close()');
@@ -104,14 +112,7 @@ test('the MCP transport\'s close(): a detached child of a server that leaves on 
 test('close() with graceMs NaN: the default grace, by terminateOwned\'s rule, also for an escapee that ignores SIGTERM', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
-  const server = [
-    "const { spawn } = require('node:child_process');",
-    "spawn('sh', ['-c', \"trap '' TERM; exec sleep 2081\"], { detached: true, stdio: 'ignore' }).unref();",
-    "process.stdin.on('end', () => process.exit(0)).resume();",
-  ].join('\n');
-  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: Number.NaN });
-  await transport.start();
-  const [helper] = await pidsOf(mark, ['sleep 2081']);
+  const { transport, pids: [helper] } = await serverWithDetachedHelper(mark, "trap '' TERM; exec sleep 2081", { graceMs: Number.NaN, commands: ['sleep 2081'] });
   const started = performance.now();
   const closed = await Promise.race([transport.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 20_000, 'pending'))]);
   assert.equal(closed, 'closed', 'close() never resolved: a NaN grace was waited forever');
@@ -124,14 +125,11 @@ test('close(): an escapee whose group the owner takes while the server winds dow
   t.after(() => killMarked(mark));
   // The helper (sleep 2090) leads a session of its own and starts another (sleep 2091); the
   // server stays 500 ms after stdin ends, time for the owner to take the helper's group.
-  const server = [
-    "const { spawn } = require('node:child_process');",
-    "spawn('sh', ['-c', 'setsid sleep 2091 & exec sleep 2090'], { detached: true, stdio: 'ignore' }).unref();",
-    "process.stdin.on('end', () => setTimeout(() => process.exit(0), 500)).resume();",
-  ].join('\n');
-  const transport = new OwnedStdioClientTransport({ command: process.execPath, args: ['-e', server], env: { LEASH_TEST_MARK: mark }, graceMs: 300 });
-  await transport.start();
-  const [helper, below] = await pidsOf(mark, ['sleep 2090', 'sleep 2091']);
+  const { transport, pids: [helper, below] } = await serverWithDetachedHelper(mark, 'setsid sleep 2091 & exec sleep 2090', {
+    graceMs: 300,
+    exitAfterEofMs: 500,
+    commands: ['sleep 2090', 'sleep 2091'],
+  });
   const closing = transport.close();
   await new Promise((resolve) => setTimeout(resolve, 150)); // past close()'s look for escapees, before the server leaves
   assert.equal(ownProcessGroup(readProcStat(helper!)!.pgid), true);
