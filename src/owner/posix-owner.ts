@@ -530,8 +530,7 @@ function toEnd(mark: EscapeeMark): ProcStat | undefined {
 
 /** Resolves true once no mark runs code any more (zombies count as gone), false at `budgetMs`. */
 function waitForMarksGone(marks: readonly ProcessMark[], budgetMs: number): Promise<boolean> {
-  const budget = Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0;
-  return waitUntil(() => marks.every((mark) => !isProcessAlive(mark.pid, mark.startTime)), budget);
+  return waitUntil(() => marks.every((mark) => !isProcessAlive(mark.pid, mark.startTime)), budgetMs);
 }
 
 export const posixOwner: OwnerBackend = {

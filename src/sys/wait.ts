@@ -6,9 +6,12 @@
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Resolves true once `done()` holds, or false when `budgetMs` runs out first. */
+/**
+ * Resolves true once `done()` holds, or false when `budgetMs` runs out first. A budget that is
+ * not a finite number (NaN, Infinity) is none: one look, as waitForGroupEmpty does.
+ */
 export async function waitUntil(done: () => boolean, budgetMs: number): Promise<boolean> {
-  const deadline = performance.now() + budgetMs;
+  const deadline = performance.now() + (Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0);
   let pause = 2;
   for (;;) {
     if (done()) return true;
