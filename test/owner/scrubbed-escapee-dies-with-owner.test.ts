@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { LIBRARY_ENTRY, exited, killMarked, markedEnv, markedPids, newMark, waitForGone } from '../helpers/processes.js';
+import { LIBRARY_ENTRY, exited, killMarked, markedEnv, markedPidRunning, markedPids, newMark, waitForGone } from '../helpers/processes.js';
 
 function ownerOf(mark: string, script: string) {
   return spawn(process.execPath, ['--input-type=module', '-e', [
@@ -24,7 +24,7 @@ function ownerOf(mark: string, script: string) {
 }
 
 const byCommand = (mark: string, command: string) => () =>
-  markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === command);
+  markedPidRunning(mark, command);
 
 test('an owner SIGKILLed: a setsid escapee with a scrubbed environment, and its own child, are taken down too', async (t) => {
   const mark = newMark();

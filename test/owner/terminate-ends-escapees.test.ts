@@ -7,20 +7,18 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { test } from 'node:test';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ownProcessGroup, releaseProcessGroup, spawnOwned, terminateOwned } from '../../src/index.js';
 import { OwnedStdioClientTransport } from '../../src/mcp/index.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
-import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
+import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { FIXTURES, LIBRARY_ENTRY, killMarked, markedEnv, markedPids, newMark } from '../helpers/processes.js';
-
-const byCommand = (mark: string, command: string) =>
-  markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === command);
+import { FIXTURES, LIBRARY_ENTRY, killMarked, markedEnv, markedPidRunning, newMark } from '../helpers/processes.js';
 
 /** Waits for every command to run under the mark; returns their pids in the same order. */
 async function pidsOf(mark: string, commands: readonly string[]): Promise<number[]> {
-  assert.ok(await waitUntil(() => commands.every((command) => byCommand(mark, command) !== undefined), 15_000), `not started: ${commands.join(', ')}`);
-  return commands.map((command) => byCommand(mark, command)!);
+  assert.ok(await waitUntil(() => commands.every((command) => markedPidRunning(mark, command) !== undefined), 15_000), `not started: ${commands.join(', ')}`);
+  return commands.map((command) => markedPidRunning(mark, command)!);
 }
 
 /**
@@ -85,7 +83,7 @@ test('an owner that guards the group of a shell it descends from ends the shell,
   const result = JSON.parse(output) as { owned: boolean; empty: boolean };
   assert.equal(result.owned, true);
   assert.equal(result.empty, true);
-  assert.ok(await waitUntil(() => byCommand(mark, 'sleep 2060') === undefined, 5000), 'the shell\'s group outlived terminateOwned');
+  assert.ok(await waitUntil(() => markedPidRunning(mark, 'sleep 2060') === undefined, 5000), 'the shell\'s group outlived terminateOwned');
 });
 
 test('terminateOwned with escapees: false ends the group alone', async (t) => {
@@ -150,4 +148,20 @@ test('terminateOwned never rejects on a target or options whose getters throw', 
   await pidsOf(mark, ['sleep 2099']);
   const options = Object.defineProperty({}, 'escapees', { get: throwing });
   assert.equal((await terminateOwned(server, options)).empty, true);
+});
+
+test('100 terminateOwned calls at once, each group with an escapee: all of them ended, the event loop never held long', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const servers = Array.from({ length: 100 }, (_, i) => spawnOwned('sh', ['-c', `setsid sleep ${3000 + i} &\nexec sleep 2999`], { stdio: 'ignore', env: markedEnv(mark) }));
+  const escapees = await pidsOf(mark, servers.map((_, i) => `sleep ${3000 + i}`));
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  const results = await Promise.all(servers.map((server) => terminateOwned(server, { graceMs: 1000 })));
+  delay.disable();
+  for (const result of results) assert.equal(result.empty, true);
+  const left = escapees.filter((pid) => isProcessAlive(pid));
+  assert.deepEqual(left, [], `escapees outlived terminateOwned: ${left.join(' ')}`);
+  // Generous for a shared, loaded machine: the stall itself is measured in bench/owner-stall.ts.
+  assert.ok(delay.max / 1e6 < 250, `the event loop was held for ${(delay.max / 1e6).toFixed(1)} ms`);
 });

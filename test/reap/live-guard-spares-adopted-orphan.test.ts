@@ -6,10 +6,10 @@
 // Fails without the fix (supervisors recognised by `supervise` in argv): the orphan is listed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
+import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { guardOf, markedScratch, startLeash } from '../helpers/leash-run.js';
-import { markedPids } from '../helpers/processes.js';
+import { markedPidRunning } from '../helpers/processes.js';
 import { runReap } from '../reap/harness.js';
 
 test('leash reap never lists an orphan adopted by a live leash run whose guard is alive', async (t) => {
@@ -20,7 +20,7 @@ test('leash reap never lists an orphan adopted by a live leash run whose guard i
   const leashPid = leash.child.pid as number;
   assert.ok(
     // The orphan itself (leash run's own command line holds the marker too).
-    await waitUntil(() => markedPids(mark).some((pid) => (readCommandLine(pid) ?? []).join(' ') === `sh -c sleep 1000; : ${marker}`), 10_000),
+    await waitUntil(() => markedPidRunning(mark, `sh -c sleep 1000; : ${marker}`) !== undefined, 10_000),
     `no orphan: ${leash.stderr()}`,
   );
   assert.ok(guardOf(leashPid) !== undefined, 'leash run has its guard');
@@ -39,7 +39,7 @@ test('leash reap never lists a cut-off orphan whose owner token still has a live
   const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null 2>/dev/null | true &); exec sleep 1000`;
   const leash = startLeash(['run', '--', 'sh', '-c', script], mark);
   const leashPid = leash.child.pid as number;
-  const orphan = () => markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === `sh -c sleep 1000; : ${marker}`);
+  const orphan = () => markedPidRunning(mark, `sh -c sleep 1000; : ${marker}`);
   assert.ok(await waitUntil(() => orphan() !== undefined && readProcStat(orphan()!)?.ppid === leashPid, 10_000), `no orphan: ${leash.stderr()}`);
   assert.ok(guardOf(leashPid) !== undefined, 'leash run has its guard');
   // Listing only: never --kill here.

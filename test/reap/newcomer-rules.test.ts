@@ -9,9 +9,9 @@ import { endTrees } from '../../src/reap/terminate.js';
 import { isTerminalTarget, readFdTarget } from '../../src/sys/fds.js';
 import { loadNative } from '../../src/sys/native.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
-import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
+import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { killMarked, markedEnv, markedPids, newMark } from '../helpers/processes.js';
+import { killMarked, markedEnv, markedPidRunning, newMark } from '../helpers/processes.js';
 
 test('a newcomer below a leaked tree that reads a terminal is spared; plain newcomers end with the tree', async (t) => {
   await loadNative();
@@ -20,7 +20,7 @@ test('a newcomer below a leaked tree that reads a terminal is spared; plain newc
   // The pty's shell ignores HUP and TERM (inherited by its sleep): only SIGKILL would end it.
   const script = `script -qc "trap '' HUP TERM; sleep 1001; : ${mark}-tty" /dev/null </dev/null >/dev/null 2>&1 & sleep 1002 & wait`;
   const top = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore', env: markedEnv(mark) });
-  const byCommand = (text: string) => markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === text);
+  const byCommand = (text: string) => markedPidRunning(mark, text);
   let onTerminal: number | undefined;
   let plain: number | undefined;
   assert.ok(

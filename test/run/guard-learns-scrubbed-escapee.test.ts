@@ -12,10 +12,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
-import { readCommandLine } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { liveDescendantsOf, markedScratch, startLeash } from '../helpers/leash-run.js';
-import { exited, markedPids, waitForGone } from '../helpers/processes.js';
+import { exited, markedPidRunning, waitForGone } from '../helpers/processes.js';
 
 /** leash run's read syscalls so far: every walk reads procfs, and an idle leash reads nothing else. */
 function readCalls(pid: number): number {
@@ -73,7 +72,7 @@ test('a quiet tree: the next walk, within about a second, finds a scrubbed setsi
   // the escapee is born as far from the next walk as the pace allows.
   await settledPace(leashPid);
   writeFileSync(go, 'go\n');
-  const escapee = () => markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === 'sleep 1001');
+  const escapee = () => markedPidRunning(mark, 'sleep 1001');
   assert.ok(await waitUntil(() => escapee() !== undefined, 5000), `no escapee: ${leash.stderr()}`);
   const pid = escapee() as number;
   assert.ok((await nextWalk(leashPid, 3000)) !== undefined, 'no walk within 3 s of the escapee (the quiet sweep is slower than a second)');
