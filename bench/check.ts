@@ -177,7 +177,6 @@ function countInstructions(argv: string[], cwd: string): number {
   return Number(collected[1]);
 }
 
-/** Measures each checker on one tree, their runs interleaved (A B A B ...), a row per checker. */
 interface Checker {
   checker: string;
   argv: string[];
@@ -195,7 +194,11 @@ function measure(scenario: string, tree: Tree, checkers: Checker[], yardstick?: 
   const yardstickCpu: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
-    if (yardstick) yardstickCpu.push(timeRun(yardstick.argv, yardstick.cwd).cpuMs);
+    if (yardstick) {
+      const run = timeRun(yardstick.argv, yardstick.cwd);
+      if (run.code !== 1) throw new Error(`${scenario} / the yardstick ${yardstick.checker}: expected exit 1 (planted findings), got ${run.code}`);
+      yardstickCpu.push(run.cpuMs);
+    }
   }
   const referenceAt = checkers.findIndex((c) => c.checker.startsWith('reference'));
   if (!yardstick && referenceAt >= 0) yardstickCpu.push(...(runs[referenceAt] as Timing[]).map((r) => r.cpuMs));
