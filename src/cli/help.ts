@@ -15,6 +15,7 @@ commands:
   status [--json] [--] [FILE]         show the state document of a \`leash run\`
   reap [options]                      list (or, with --kill, end) stdio servers other clients leaked
   check [options] [PATH...]           find detached spawns in Python and JS/TS code (proc-leash-check)
+  mcp install|status [options]        wrap the stdio servers of MCP client configs in leash run
   supervise --parent-pgid PGID ...    the per-owner death supervisor (started by the library)
   help [COMMAND]                      this text, or a command's (also: leash COMMAND --help)
 
@@ -82,7 +83,7 @@ takes every registered group down: SIGTERM, the grace (default 3000 ms), SIGKILL
 exit: 0 EOF handled, 2 started inside the parent's process group, 64 usage.
 `;
 
-/** Help by command name; `check` and `reap` answer --help themselves. */
+/** Help by command name; `check`, `reap` and `mcp` answer --help themselves. */
 export const HELP: Record<string, string> = { run: RUN_HELP, status: STATUS_HELP, supervise: SUPERVISE_HELP };
 
 /** Whether argv asks for help: -h/--help before any `--` (after it, the words are COMMAND's). */

@@ -19,6 +19,7 @@ const commands: Record<string, () => Promise<Command>> = {
   status: async () => (await import('../run/status.js')).statusMain,
   reap: async () => (await import('../reap/main.js')).reapMain,
   check: async () => (await import('./check.js')).checkCommand,
+  mcp: async () => (await import('../mcp-config/command.js')).mcpCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -32,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
     // `help` is a command too: `leash help help` (or `help --help`) asks for this very text.
     const asked = name === 'help' ? rest[0] : undefined;
     const topic = asked === 'help' || asked === '--help' || asked === '-h' ? undefined : asked;
-    if (topic === 'check' || topic === 'reap') return (await commands[topic]!())(['--help']);
+    if (topic === 'check' || topic === 'reap' || topic === 'mcp') return (await commands[topic]!())(['--help']);
     if (topic !== undefined && !HELP[topic]) {
       writeDiagnostic(`leash: no help for unknown command '${topic}'\n${MAIN_HELP}`);
       return EXIT_USAGE;

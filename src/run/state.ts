@@ -1,7 +1,7 @@
 // The state document of `leash run`: a small fixed-shape JSON file that a person or a program can
 // read at any time (`leash status`). Replaced atomically (write a private temporary file, then
 // rename over the old one), so a reader never sees half a document.
-import { closeSync, constants, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ownIdentity } from '../sys/process-identity.js';
 import { randomHex } from '../sys/random.js';
@@ -72,12 +72,13 @@ const TEMPORARY_FLAGS =
   constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * Writes `text` to `path` atomically with mode 0600. The temporary file has an unpredictable
+ * Writes `text` to `path` atomically with mode 0600 (or `keep`'s mode and owner, for a file that
+ * replaces someone's config). The temporary file has an unpredictable
  * name and is created exclusively, without following links and without blocking, so nothing
  * planted in the directory (a symlink to redirect the write, a FIFO to block it) is ever opened;
  * its mode is set on the descriptor, not by name. Throws on failure (after cleaning up).
  */
-export function replaceFileAtomically(path: string, text: string): void {
+export function replaceFileAtomically(path: string, text: string, keep?: { mode: number; uid: number; gid: number }): void {
   const temporary = join(dirname(path), `.${basename(path)}.${randomHex(8)}.tmp`);
   let created = false;
   try {
@@ -85,7 +86,9 @@ export function replaceFileAtomically(path: string, text: string): void {
     const fd = openSync(temporary, TEMPORARY_FLAGS, 0o600);
     created = true;
     try {
-      fchmodSync(fd, 0o600); // the umask may have taken bits away; never adds any
+      // The umask may have taken bits away; a kept owner first, since chown can clear setuid bits.
+      if (keep && process.getuid?.() === 0) fchownSync(fd, keep.uid, keep.gid);
+      fchmodSync(fd, keep ? keep.mode & 0o7777 : 0o600);
       writeSync(fd, text);
     } finally {
       closeSync(fd);

@@ -1,0 +1,92 @@
+// Reads the servers of a JSON or JSON-with-comments config (Claude, Cursor, VS Code, Windsurf,
+// Zed) with Microsoft's jsonc-parser, keeping every node's offsets so edits are splices.
+import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { ConfigSyntaxError, type Edit, lineAndColumn, type ParsedConfig, type ServerSite, type Token, withoutByteOrderMark } from './model.js';
+
+/** Keys whose presence marks a server that is reached over the network, never started. */
+const REMOTE_KEYS = ['url', 'serverUrl', 'httpUrl'];
+
+function property(object: Node, key: string): Node | undefined {
+  if (object.type !== 'object') return undefined;
+  for (const child of object.children ?? []) {
+    if (child.children?.[0]?.value === key) return child.children[1];
+  }
+  return undefined;
+}
+
+function stringToken(node: Node, text: string): Token | undefined {
+  if (node.type !== 'string') return undefined;
+  return { start: node.offset, end: node.offset + node.length, value: String(node.value), raw: text.slice(node.offset, node.offset + node.length) };
+}
+
+/** The objects at `path` (a `*` step matches every key), with the keys that led there. */
+function objectsAt(root: Node, path: readonly string[]): { node: Node; keys: string[] }[] {
+  let found = [{ node: root, keys: [] as string[] }];
+  for (const step of path) {
+    const next: { node: Node; keys: string[] }[] = [];
+    for (const { node, keys } of found) {
+      if (node.type !== 'object') continue;
+      for (const child of node.children ?? []) {
+        const key = child.children?.[0]?.value;
+        const value = child.children?.[1];
+        if (typeof key === 'string' && value && (step === '*' || step === key)) next.push({ node: value, keys: [...keys, key] });
+      }
+    }
+    found = next;
+  }
+  return found.filter(({ node }) => node.type === 'object');
+}
+
+function readSite(name: string, where: string, server: Node, text: string): ServerSite {
+  if (server.type !== 'object') return { name, where, kind: 'unsupported', reason: 'not an object' };
+  const type = property(server, 'type');
+  if (type?.type === 'string' && type.value !== 'stdio') return { name, where, kind: 'remote', reason: `type "${String(type.value)}"` };
+  const remoteKey = REMOTE_KEYS.find((key) => property(server, key) !== undefined);
+  if (remoteKey) return { name, where, kind: 'remote', reason: remoteKey };
+  let holder = server;
+  let commandNode = property(server, 'command');
+  // Zed's older shape: "command": { "path": ..., "args": [...], "env": {...} }.
+  if (commandNode?.type === 'object') {
+    holder = commandNode;
+    commandNode = property(commandNode, 'path');
+  }
+  if (!commandNode) return { name, where, kind: 'unsupported', reason: 'no command' };
+  const command = stringToken(commandNode, text);
+  if (!command) return { name, where, kind: 'unsupported', reason: 'command is not a string' };
+  const argsNode = property(holder, 'args');
+  const site: ServerSite = { name, where, kind: 'stdio', command };
+  if (argsNode) {
+    if (argsNode.type !== 'array') return { name, where, kind: 'unsupported', reason: 'args is not a list' };
+    const items = (argsNode.children ?? []).map((item) => stringToken(item, text));
+    if (items.some((item) => item === undefined)) return { name, where, kind: 'unsupported', reason: 'args holds a value that is not a string' };
+    site.args = { items: items as Token[], open: argsNode.offset + 1 };
+  } else {
+    site.addArgs = (arrayText: string): Edit => ({ offset: command.end, length: 0, content: `, "args": ${arrayText}` });
+  }
+  return site;
+}
+
+/** The servers under the server maps at `paths` (e.g. [['mcpServers'], ['projects', '*', 'mcpServers']]). */
+export function parseJsonConfig(original: string, paths: readonly (readonly string[])[]): ParsedConfig {
+  const text = withoutByteOrderMark(original);
+  const errors: ParseError[] = [];
+  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    const { line, column } = lineAndColumn(text, first.offset);
+    throw new ConfigSyntaxError(printParseErrorCode(first.error), line, column);
+  }
+  const sites: ServerSite[] = [];
+  if (root) {
+    for (const path of paths) {
+      for (const { node, keys } of objectsAt(root, path)) {
+        for (const child of node.children ?? []) {
+          const name = child.children?.[0]?.value;
+          const server = child.children?.[1];
+          if (typeof name === 'string' && server) sites.push(readSite(name, [...keys, name].join('.'), server, text));
+        }
+      }
+    }
+  }
+  return { sites, quote: (value) => JSON.stringify(value) };
+}
