@@ -1,0 +1,206 @@
+// The cases around the plain rewrite: files that do not parse, servers wrapped by another leash or
+// by hand, servers without args, and how the file itself is replaced (mode, symlink, backups).
+import assert from 'node:assert/strict';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { backUp, ChangedMeanwhile, readConfigFile, replaceConfig } from '../../src/mcp-config/files.js';
+import { backupsOf, LAUNCHER, leashMcp, placeFixture, scratch } from './cli.js';
+
+const OLD_NODE = '/opt/node-v20.0.0/bin/node';
+const OLD_SCRIPT = '/opt/node-v20.0.0/lib/node_modules/proc-leash/bin/leash.js';
+const PREFIX = [LAUNCHER.script, 'run', '--die-with-parent', '--'];
+
+describe('a config that does not parse', () => {
+  it('is refused with its line and column, and no file is written, not even the good ones', () => {
+    const where = scratch();
+    try {
+      const good = join(where.home, '.cursor', 'mcp.json');
+      placeFixture('cursor-mcp.json', good);
+      const broken = join(where.home, '.codex', 'config.toml');
+      mkdirSync(join(where.home, '.codex'));
+      const brokenText = '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"\n';
+      writeFileSync(broken, brokenText);
+      const brokenJson = join(where.project, '.vscode', 'mcp.json');
+      mkdirSync(join(where.project, '.vscode'));
+      const brokenJsonText = '{\n  "servers": {\n    "a": { "command": "npx" "args": [] }\n  }\n}\n';
+      writeFileSync(brokenJson, brokenJsonText);
+      const goodText = readFileSync(good, 'utf8');
+
+      const result = leashMcp(['install'], where);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, new RegExp(`${brokenJson.replace(/[.]/g, '\\.')}:3:29: CommaExpected`));
+      assert.match(result.stderr, new RegExp(`${broken.replace(/[.]/g, '\\.')}:\\d+:\\d+: `));
+      assert.match(result.stderr, /nothing written/);
+      assert.equal(readFileSync(broken, 'utf8'), brokenText);
+      assert.equal(readFileSync(brokenJson, 'utf8'), brokenJsonText);
+      assert.equal(readFileSync(good, 'utf8'), goodText, 'the good file is not written either');
+      for (const path of [good, broken, brokenJson]) assert.deepEqual(backupsOf(path), []);
+
+      // Left out with --client, the others go ahead.
+      const cursorOnly = leashMcp(['install', '--client', 'cursor'], where);
+      assert.equal(cursorOnly.code, 0, cursorOnly.stderr);
+      assert.notEqual(readFileSync(good, 'utf8'), goodText);
+      const status = leashMcp(['status'], where);
+      assert.equal(status.code, 2);
+      assert.match(status.stdout, /does not parse: /);
+    } finally {
+      where.remove();
+    }
+  });
+});
+
+describe('servers wrapped before', () => {
+  it('another leash is re-pointed here, its options kept; a hand-made wrap too; --undo unwraps both', () => {
+    const where = scratch();
+    try {
+      const path = join(where.dir, 'claude_desktop_config.json');
+      const original = `${JSON.stringify(
+        {
+          mcpServers: {
+            older: { command: OLD_NODE, args: [OLD_SCRIPT, 'run', '--grace', '5', '--die-with-parent', '--', 'npx', '-y', 'server-a'] },
+            byhand: { command: '/usr/local/bin/leash', args: ['run', '--die-with-parent', '--', 'uvx', 'server-b'] },
+            plain: { command: 'npx', args: ['server-c'] },
+          },
+        },
+        null,
+        2,
+      )}\n`;
+      writeFileSync(path, original);
+      const status = leashMcp(['status', '--client', 'claude-desktop', '--file', path], where);
+      assert.match(status.stdout, /mcpServers\.older\s+wrapped by another leash \(\/opt\/node-v20\.0\.0\/lib\/node_modules\/proc-leash\/bin\/leash\.js\)/);
+      assert.match(status.stdout, /mcpServers\.byhand\s+wrapped by another leash \(\/usr\/local\/bin\/leash\)/);
+      assert.match(status.stdout, /mcpServers\.plain\s+not wrapped/);
+
+      const result = leashMcp(['install', '--client', 'claude-desktop', '--file', path], where);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /older\s+pointed at this leash/);
+      const servers = JSON.parse(readFileSync(path, 'utf8')).mcpServers;
+      assert.deepEqual(servers.older, { command: LAUNCHER.node, args: [LAUNCHER.script, 'run', '--grace', '5', '--die-with-parent', '--', 'npx', '-y', 'server-a'] });
+      assert.deepEqual(servers.byhand, { command: LAUNCHER.node, args: [...PREFIX, 'uvx', 'server-b'] });
+      assert.deepEqual(servers.plain, { command: LAUNCHER.node, args: [...PREFIX, 'npx', 'server-c'] });
+
+      const undone = leashMcp(['install', '--undo', '--client', 'claude-desktop', '--file', path], where);
+      assert.equal(undone.code, 0, undone.stderr);
+      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).mcpServers, {
+        older: { command: 'npx', args: ['-y', 'server-a'] },
+        byhand: { command: 'uvx', args: ['server-b'] },
+        plain: { command: 'npx', args: ['server-c'] },
+      });
+    } finally {
+      where.remove();
+    }
+  });
+});
+
+describe('servers without args', () => {
+  it('JSON: args is added next to command; --undo restores the command and leaves "args": []', () => {
+    const where = scratch();
+    try {
+      const path = join(where.dir, 'mcp.json');
+      writeFileSync(path, '{\n  "mcpServers": {\n    "local": {\n      "command": "/opt/mcp/server"\n    }\n  }\n}\n');
+      assert.equal(leashMcp(['install', '--client', 'cursor', '--file', path], where).code, 0);
+      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).mcpServers.local, { command: LAUNCHER.node, args: [...PREFIX, '/opt/mcp/server'] });
+      assert.equal(leashMcp(['install', '--undo', '--client', 'cursor', '--file', path], where).code, 0);
+      assert.equal(readFileSync(path, 'utf8'), '{\n  "mcpServers": {\n    "local": {\n      "command": "/opt/mcp/server", "args": []\n    }\n  }\n}\n');
+    } finally {
+      where.remove();
+    }
+  });
+
+  it('TOML: in a table (a line after command, comment kept) and in an inline table; an mcp_servers key of another table is no server', () => {
+    const where = scratch();
+    try {
+      const path = join(where.dir, 'config.toml');
+      const original = [
+        '[mcp_servers.table]',
+        '  command = "/opt/mcp/table" # the one',
+        '  env = { A = "1" }',
+        '',
+        '[mcp_servers]',
+        'inline = { command = "/opt/mcp/inline" }',
+        '',
+        '[other]',
+        'mcp_servers.x = 1',
+        '',
+      ].join('\n');
+      writeFileSync(path, original);
+      const result = leashMcp(['install', '--client', 'codex', '--file', path], where);
+      assert.equal(result.code, 0, result.stderr);
+      const text = readFileSync(path, 'utf8');
+      const quoted = (values: string[]) => `[${values.map((value) => JSON.stringify(value)).join(', ')}]`;
+      assert.ok(text.includes(`  command = ${JSON.stringify(LAUNCHER.node)} # the one\n  args = ${quoted([...PREFIX, '/opt/mcp/table'])}\n  env = { A = "1" }\n`), text);
+      assert.ok(text.includes(`inline = { command = ${JSON.stringify(LAUNCHER.node)}, args = ${quoted([...PREFIX, '/opt/mcp/inline'])} }\n`), text);
+      assert.ok(text.endsWith('[other]\nmcp_servers.x = 1\n'), 'a key of another table named mcp_servers is no server');
+    } finally {
+      where.remove();
+    }
+  });
+});
+
+describe('how the file is replaced', () => {
+  it('keeps its mode, writes through a symlink to the real file, and backs it up next to it', () => {
+    const where = scratch();
+    try {
+      const real = join(where.dir, 'dotfiles', 'claude.json');
+      placeFixture('claude.json', real);
+      chmodSync(real, 0o600);
+      const link = join(where.home, '.claude.json');
+      symlinkSync(real, link);
+      const result = leashMcp(['install', '--client', 'claude-code'], where);
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok(lstatSync(link).isSymbolicLink(), 'the link is still a link');
+      assert.equal(readlinkSync(link), real);
+      assert.equal(statSync(real).mode & 0o777, 0o600, 'the mode is kept');
+      assert.match(readFileSync(real, 'utf8'), /leash\.js/);
+      const backups = backupsOf(real);
+      assert.equal(backups.length, 1);
+      assert.equal(statSync(join(where.dir, 'dotfiles', backups[0]!)).mode & 0o777, 0o600, 'the backup is as private as the file');
+    } finally {
+      where.remove();
+    }
+  });
+
+  it('never reuses a backup name, and refuses a file changed since it was read', () => {
+    const where = scratch();
+    try {
+      const path = join(where.dir, 'mcp.json');
+      writeFileSync(path, '{}\n');
+      const file = readConfigFile(path)!;
+      const now = new Date('2026-01-02T03:04:05.678Z');
+      const first = backUp(file, now);
+      assert.equal(first, `${path}.leash-backup-2026-01-02T03-04-05Z`);
+      writeFileSync(first, 'someone else\'s\n');
+      const second = backUp(file, now);
+      assert.equal(second, `${first}-1`);
+      assert.equal(readFileSync(first, 'utf8'), 'someone else\'s\n', 'the existing backup is untouched');
+
+      writeFileSync(path, '{ "changed": true }\n'); // the client wrote it meanwhile
+      assert.throws(() => replaceConfig(file, '{ "mine": true }\n'), ChangedMeanwhile);
+      assert.equal(readFileSync(path, 'utf8'), '{ "changed": true }\n');
+    } finally {
+      where.remove();
+    }
+  });
+});
+
+describe('usage', () => {
+  it('--file needs one --client; unknown clients and options are usage errors; help is there', () => {
+    const where = scratch();
+    try {
+      assert.equal(leashMcp(['install', '--file', 'x.json'], where).code, 64);
+      assert.equal(leashMcp(['install', '--client', 'emacs'], where).code, 64);
+      assert.equal(leashMcp(['install', '--json'], where).code, 64);
+      assert.equal(leashMcp(['frobnicate'], where).code, 64);
+      assert.equal(leashMcp(['install', '--client', 'cursor', '--file', join(where.dir, 'missing.json')], where).code, 66);
+      const help = leashMcp(['--help'], where);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, /^usage: leash mcp install/);
+      const none = leashMcp(['install'], where);
+      assert.equal(none.code, 0, none.stderr);
+      assert.match(none.stdout, /no such file, skipped/);
+    } finally {
+      where.remove();
+    }
+  });
+});
