@@ -1,10 +1,12 @@
 // The cases around the plain rewrite: files that do not parse, servers wrapped by another leash or
 // by hand, servers without args, and how the file itself is replaced (mode, symlink, backups).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { backUp, ChangedMeanwhile, readConfigFile, replaceConfig } from '../../src/mcp-config/files.js';
+import { CLI_ENTRY } from '../helpers/processes.js';
 import { backupsOf, LAUNCHER, leashMcp, placeFixture, scratch } from './cli.js';
 
 const OLD_NODE = '/opt/node-v20.0.0/bin/node';
@@ -196,6 +198,11 @@ describe('usage', () => {
       const help = leashMcp(['--help'], where);
       assert.equal(help.code, 0);
       assert.match(help.stdout, /^usage: leash mcp install/);
+      const topic = spawnSync(process.execPath, [CLI_ENTRY, 'help', 'mcp'], { encoding: 'utf8', env: where.env });
+      assert.equal(topic.status, 0);
+      assert.equal(topic.stdout, help.stdout);
+      const main = spawnSync(process.execPath, [CLI_ENTRY, '--help'], { encoding: 'utf8', env: where.env });
+      assert.match(main.stdout, /^  mcp install\|status/m);
       const none = leashMcp(['install'], where);
       assert.equal(none.code, 0, none.stderr);
       assert.match(none.stdout, /no such file, skipped/);

@@ -68,12 +68,12 @@ describe('the packed packages, installed from their tarballs', () => {
     assert.match(manifest.scripts.prepare, /npm run build/, 'npm pack and git installs must build dist/');
   });
 
-  it('the core ships no check: koffi is its one dependency, the check and its docs are in proc-leash-check', () => {
+  it('the core ships no check: koffi and the config parsers of leash mcp are its dependencies, the check and its docs are in proc-leash-check', () => {
     const files = tarballFiles(tarballs[0]!);
     const shipped = files.filter((file) => /^package\/(dist\/src\/(check|eslint)\/|dist\/src\/cjs\/eslint|docs\/check\.md|packages\/)/.test(file));
     assert.deepEqual(shipped, [], 'check code in the core tarball');
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
-    assert.deepEqual(Object.keys(manifest.dependencies), ['koffi']);
+    assert.deepEqual(Object.keys(manifest.dependencies).sort(), ['jsonc-parser', 'koffi', 'toml-eslint-parser']);
     const checkFiles = tarballFiles(tarballs[1]!);
     for (const needed of [
       'package/package.json',
@@ -252,6 +252,26 @@ describe('the core installed alone', () => {
     assert.equal(version.stdout.trim(), `leash ${core.version} (${core.name})`, describeResult(version));
     const imported = run(process.execPath, ['--input-type=module', '-e', "const m = await import('proc-leash'); console.log(typeof m.spawnOwned);"], alone!.dir, env, 60_000);
     assert.equal(imported.stdout.trim(), 'function', describeResult(imported));
+  });
+
+  it('leash mcp install works from the installed core, and import \'proc-leash\' loads none of its parsers', () => {
+    const env = markedEnv(coreMark, { NODE_OPTIONS: '' });
+    const config = join(alone!.dir, 'config.toml');
+    writeFileSync(config, '# mine\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]\n');
+    const bin = join(alone!.dir, 'node_modules/.bin/leash');
+    const installed = run(bin, ['mcp', 'install', '--client', 'codex', '--file', config], alone!.dir, env, 60_000);
+    assert.equal(installed.status, 0, describeResult(installed));
+    const script = join(alone!.dir, 'node_modules', core.name, 'bin', 'leash.js');
+    assert.equal(
+      readFileSync(config, 'utf8'),
+      `# mine\n[mcp_servers.docs]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(script)}, "run", "--die-with-parent", "--", "npx", "-y", "docs-mcp"]\n`,
+    );
+    // With the parsers gone, the core's import still works: nothing but leash mcp loads them.
+    for (const name of ['jsonc-parser', 'toml-eslint-parser']) rmSync(join(alone!.dir, 'node_modules', name), { recursive: true });
+    const imported = run(process.execPath, ['--input-type=module', '-e', "const m = await import('proc-leash'); console.log(typeof m.spawnOwned);"], alone!.dir, env, 60_000);
+    assert.equal(imported.stdout.trim(), 'function', describeResult(imported));
+    const version = run(bin, ['--version'], alone!.dir, env, 60_000);
+    assert.equal(version.status, 0, describeResult(version));
   });
 
   it('leash check finds proc-leash-check in the project it runs in when the core has none beside it', () => {
