@@ -10,17 +10,21 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ownedGroupEscapees, ownedGroupIsEmptySoon, spawnOwned, terminateOwned, terminateOwnedWithEscapees, waitForOwnedGroupEmpty } from '../owner/owned-groups.js';
 import { clampedGrace } from '../owner/validation.js';
-import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { PacedWriter } from './paced-writer.js';
 
 /** How long close() lets the server leave on its own after stdin ends; the SDK waits as long. */
 export const DEFAULT_EOF_GRACE_MS = 2000;
+/**
+ * How long close() gives the group after SIGTERM before SIGKILL: the SDK's 2 s, so that a server
+ * ignoring both its stdin's end and SIGTERM is gone, whole tree, in about 4 s as with the SDK.
+ */
+export const DEFAULT_TERM_GRACE_MS = 2000;
 
 /** The SDK's server parameters, plus how patient close() is. */
 export interface OwnedStdioServerParameters extends StdioServerParameters {
   /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms; clamped to 0..600000, NaN is the default). */
   eofGraceMs?: number;
-  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms; the same rule). */
+  /** close(): how long the group has after SIGTERM before SIGKILL (default 2000 ms, as the SDK waits; the same rule). */
   graceMs?: number;
 }
 
@@ -147,7 +151,7 @@ export class OwnedStdioClientTransport implements Transport {
   }
 
   private get graceMs(): number {
-    return this.params.graceMs ?? DEFAULT_GRACE_MS;
+    return clampedGrace(this.params.graceMs, DEFAULT_TERM_GRACE_MS);
   }
 
   private drainReadBuffer(): void {
