@@ -3,5 +3,6 @@
 export {
   OwnedStdioClientTransport,
   DEFAULT_EOF_GRACE_MS,
+  DEFAULT_TERM_GRACE_MS,
   type OwnedStdioServerParameters,
 } from './owned-stdio-transport.js';

@@ -4,23 +4,28 @@
 // so a Client cannot tell the two apart; framing is the SDK's own (ReadBuffer, serializeMessage).
 import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Stream } from 'node:stream';
-import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ownedGroupEscapees, ownedGroupIsEmptySoon, spawnOwned, terminateOwned, terminateOwnedWithEscapees, waitForOwnedGroupEmpty } from '../owner/owned-groups.js';
 import { clampedGrace } from '../owner/validation.js';
-import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { PacedWriter } from './paced-writer.js';
+import { loadedSdk, loadSdk } from './sdk.js';
 
 /** How long close() lets the server leave on its own after stdin ends; the SDK waits as long. */
 export const DEFAULT_EOF_GRACE_MS = 2000;
+/**
+ * How long close() gives the group after SIGTERM before SIGKILL: the SDK's 2 s, so that a server
+ * ignoring both its stdin's end and SIGTERM is gone, whole tree, in about 4 s as with the SDK.
+ */
+export const DEFAULT_TERM_GRACE_MS = 2000;
 
 /** The SDK's server parameters, plus how patient close() is. */
 export interface OwnedStdioServerParameters extends StdioServerParameters {
   /** close(): how long the group may take to exit after stdin ends, before SIGTERM (default 2000 ms; clamped to 0..600000, NaN is the default). */
   eofGraceMs?: number;
-  /** close(): how long the group has after SIGTERM before SIGKILL (default 3000 ms; the same rule). */
+  /** close(): how long the group has after SIGTERM before SIGKILL (default 2000 ms, as the SDK waits; the same rule). */
   graceMs?: number;
 }
 
@@ -32,7 +37,8 @@ export interface OwnedStdioServerParameters extends StdioServerParameters {
  */
 export class OwnedStdioClientTransport implements Transport {
   private child: ChildProcess | undefined;
-  private readonly readBuffer: ReadBuffer;
+  /** The SDK's framing of what the server writes; made by start(), once the SDK is loaded. */
+  private readBuffer: ReadBuffer | undefined;
   private readonly params: OwnedStdioServerParameters;
   private readonly stderrStream: PassThrough | null = null;
   /** Cleanup of what a server that went away by itself left in its group. */
@@ -50,21 +56,22 @@ export class OwnedStdioClientTransport implements Transport {
 
   constructor(server: OwnedStdioServerParameters) {
     this.params = server;
-    this.readBuffer = new ReadBuffer({ maxBufferSize: server.maxBufferSize });
     // Handed out before start() so that callers miss none of the server's early output.
     if (server.stderr === 'pipe' || server.stderr === 'overlapped') this.stderrStream = new PassThrough();
   }
 
   /** Spawns the server in an owned process group; resolves once it runs. */
   async start(): Promise<void> {
-    if (this.child) {
-      throw new Error(
-        'OwnedStdioClientTransport already started! If using Client class, note that connect() calls start() automatically.',
-      );
-    }
+    this.refuseSecondStart();
+    // The SDK is an optional peer, loaded at import: without it this rejects with an error naming
+    // it. Once loaded, the spawn happens within this call, as with the SDK's transport.
+    const sdk = loadedSdk() ?? (await loadSdk());
+    this.refuseSecondStart();
+    const readBuffer = new sdk.ReadBuffer({ maxBufferSize: this.params.maxBufferSize });
+    this.readBuffer = readBuffer;
     return new Promise((resolve, reject) => {
       const child = spawnOwned(this.params.command, this.params.args ?? [], {
-        env: { ...getDefaultEnvironment(), ...this.params.env },
+        env: { ...sdk.getDefaultEnvironment(), ...this.params.env },
         stdio: ['pipe', 'pipe', this.params.stderr ?? 'inherit'],
         shell: false,
         windowsHide: process.platform === 'win32', // as the SDK does
@@ -86,12 +93,12 @@ export class OwnedStdioClientTransport implements Transport {
         }
         this.onclose?.();
       });
-      this.writer = child.stdin ? new PacedWriter(child.stdin) : undefined;
+      this.writer = child.stdin ? new PacedWriter(child.stdin, sdk.serializeMessage) : undefined;
       child.stdin?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('data', (chunk: Buffer) => {
         try {
-          this.readBuffer.append(chunk);
-          this.drainReadBuffer();
+          readBuffer.append(chunk);
+          this.drainReadBuffer(readBuffer);
         } catch (error) {
           this.onerror?.(error as Error);
           this.close().catch(() => {});
@@ -100,6 +107,14 @@ export class OwnedStdioClientTransport implements Transport {
       child.stdout?.on('error', (error) => this.onerror?.(error));
       if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
     });
+  }
+
+  private refuseSecondStart(): void {
+    if (this.child) {
+      throw new Error(
+        'OwnedStdioClientTransport already started! If using Client class, note that connect() calls start() automatically.',
+      );
+    }
   }
 
   /**
@@ -147,13 +162,13 @@ export class OwnedStdioClientTransport implements Transport {
   }
 
   private get graceMs(): number {
-    return this.params.graceMs ?? DEFAULT_GRACE_MS;
+    return clampedGrace(this.params.graceMs, DEFAULT_TERM_GRACE_MS);
   }
 
-  private drainReadBuffer(): void {
+  private drainReadBuffer(readBuffer: ReadBuffer): void {
     for (;;) {
       try {
-        const message = this.readBuffer.readMessage();
+        const message = readBuffer.readMessage();
         if (message === null) break;
         this.onmessage?.(message);
       } catch (error) {
@@ -203,7 +218,7 @@ export class OwnedStdioClientTransport implements Transport {
       }
     }
     await this.leftoverCleanup;
-    this.readBuffer.clear();
+    this.readBuffer?.clear();
   }
 
   /**

@@ -4,7 +4,6 @@
 // message, however many sends are made without awaiting them (the SDK's Client fires its requests
 // that way), and a server that stops reading costs the client no growing buffer.
 import type { Writable } from 'node:stream';
-import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 interface PendingSend {
@@ -19,7 +18,11 @@ export class PacedWriter {
   private readonly pending: PendingSend[] = [];
   private failure: Error | undefined;
 
-  constructor(private readonly stdin: Writable) {
+  /** `serialize` is the SDK's framing (serializeMessage), handed in once the SDK is loaded. */
+  constructor(
+    private readonly stdin: Writable,
+    private readonly serialize: (message: JSONRPCMessage) => string,
+  ) {
     // One listener of each for the stream's life, whatever the number of waiting sends.
     stdin.on('drain', () => this.pump());
     // Ended by close(): what was written is flushed to the pipe, so it was delivered.
@@ -52,7 +55,7 @@ export class PacedWriter {
           this.fail(new Error('Not connected'));
           return;
         }
-        const line = serializeMessage(head.message);
+        const line = this.serialize(head.message);
         head.message = undefined;
         if (!this.stdin.write(line)) return;
       } else if (this.stdin.writableNeedDrain) {

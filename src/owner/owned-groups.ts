@@ -8,6 +8,7 @@ import type { EscapeeMark } from '../sys/tree.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
 import { clampedGrace, graceFrom, groupNumberOf, isGroupNumber } from './validation.js';
 import { windowsOwner } from './windows-owner.js';
+import { spawnArguments } from './spawn-arguments.js';
 
 export type { TerminateOptions, TerminateResult };
 export { ownerTokenValue };
@@ -21,18 +22,13 @@ type SpawnArgs = readonly string[];
  * `child_process.spawn`, except that the child dies with this process, however it dies. On POSIX
  * it leads a new process group (and session) registered with this process's death supervisor
  * when this turn's synchronous code ends (the token in its environment covers it until then; see
- * posix-owner.ts), `detached` always true; on Windows it is in a kill-on-close job.
+ * posix-owner.ts), `detached` always true; on Windows it is in a kill-on-close job. Arguments
+ * follow spawn's rules exactly (spawn-arguments.ts): the same overloads, errors and environment.
  */
 export function spawnOwned(command: string, options?: SpawnOptions): ChildProcess;
-export function spawnOwned(command: string, args?: SpawnArgs, options?: SpawnOptions): ChildProcess;
-export function spawnOwned(
-  command: string,
-  argsOrOptions?: SpawnArgs | SpawnOptions,
-  maybeOptions?: SpawnOptions,
-): ChildProcess {
-  const args: SpawnArgs = Array.isArray(argsOrOptions) ? argsOrOptions : [];
-  const options: SpawnOptions =
-    (Array.isArray(argsOrOptions) ? maybeOptions : (argsOrOptions as SpawnOptions | undefined)) ?? {};
+export function spawnOwned(command: string, args?: SpawnArgs | null, options?: SpawnOptions): ChildProcess;
+export function spawnOwned(command: string, argsOrOptions?: SpawnArgs | SpawnOptions | null, maybeOptions?: SpawnOptions): ChildProcess {
+  const { args, options } = spawnArguments(argsOrOptions, maybeOptions);
   return backend.spawn(command, args, options);
 }
 

@@ -27,22 +27,26 @@ test('no module outside src/mcp imports @modelcontextprotocol/sdk', () => {
   assert.deepEqual(offenders, []);
 });
 
-/** Imports `entry` in a fresh node where resolving the SDK fails; returns node's result. */
-function importWithoutSdk(entry: string) {
+/** Runs `script` (an ES module) in a fresh node where resolving the SDK fails; returns node's result. */
+function runWithoutSdk(script: string) {
   const hooks = pathToFileURL(join(FIXTURES, 'mcp', 'deny-sdk-hooks.mjs')).href;
   const register = `import { register } from 'node:module'; register(${JSON.stringify(hooks)});`;
-  return spawnSync(
-    process.execPath,
-    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(entry).href)}); process.stdout.write('loaded');`],
-    { encoding: 'utf8', timeout: 15_000 },
-  );
+  return spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
 }
 
-test('the core loads where the SDK cannot be resolved; leash/mcp does not', () => {
-  const core = importWithoutSdk(join(REPO_ROOT, 'dist', 'src', 'index.js'));
+const entryUrl = (...path: string[]) => JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist', 'src', ...path)).href);
+
+test('the core loads where the SDK cannot be resolved; leash/mcp loads and says the SDK is missing', () => {
+  const core = runWithoutSdk(`await import(${entryUrl('index.js')}); process.stdout.write('loaded');`);
   assert.equal(core.stdout, 'loaded', core.stderr);
-  // The control: the same hook does stop leash/mcp, so the first check means something.
-  const mcp = importWithoutSdk(join(REPO_ROOT, 'dist', 'src', 'mcp', 'index.js'));
-  assert.notEqual(mcp.status, 0);
-  assert.match(mcp.stderr, /Cannot find package '@modelcontextprotocol\/sdk/);
+  // The control: the same hook does keep the SDK from leash/mcp, whose start() says so.
+  const mcp = runWithoutSdk(
+    `const { OwnedStdioClientTransport } = await import(${entryUrl('mcp', 'index.js')});\n` +
+      `await new OwnedStdioClientTransport({ command: 'true' }).start().then(() => process.stdout.write('started'), (error) => process.stdout.write(error.code));`,
+  );
+  assert.equal(mcp.stdout, 'LEASH_MCP_SDK_MISSING', mcp.stderr);
+  assert.match(mcp.stderr, /optional peer dependency @modelcontextprotocol\/sdk.*npm install @modelcontextprotocol\/sdk/);
 });
