@@ -25,6 +25,8 @@ import {
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
+import { watchClientInput } from './client-watch.js';
+import type { WriterWatch } from '../sys/writer-watch.js';
 import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does). */
@@ -70,6 +72,10 @@ export interface TreeSupervisorOptions {
   graceMs: number;
   statePath?: string;
   dieWithParent: boolean;
+  /** With dieWithParent: also end the tree once stdin has no writer left (client-watch.ts); default true. */
+  watchStdin?: boolean;
+  /** What the tree gets when the parent (or the client) is gone; default SIGTERM, then SIGKILL after the grace. */
+  parentDeathSignal?: NodeJS.Signals;
   /** --keep-terminal: the runner stays in leash's session and process group (see docs/run.md). */
   keepTerminal?: boolean;
   log: (line: string) => void;
@@ -137,6 +143,7 @@ export class TreeSupervisor {
   private lastReapAt = -Infinity;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
+  private clientWatch: WriterWatch | undefined;
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
@@ -216,6 +223,9 @@ export class TreeSupervisor {
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
     this.armSweep(RUNNING_SWEEP_MS);
+    if (this.options.dieWithParent && this.options.watchStdin !== false) {
+      this.clientWatch = watchClientInput(this.options.log, () => this.onClientGone());
+    }
     this.scheduleCheck();
     return done;
   }
@@ -267,7 +277,14 @@ export class TreeSupervisor {
 
   private checkParent(signalled: boolean): void {
     if (this.phase !== 'running' || !this.parentIsGone(signalled)) return;
-    this.beginStop('SIGTERM', 'parent died');
+    this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
+  }
+
+  /** stdin has no writer left: as the MCP stdio shutdown, the command may first exit by itself on EOF. */
+  private onClientGone(): void {
+    if (this.phase !== 'running') return;
+    this.options.log(`stdin has no writer left (client gone or closed it): the command has ${this.options.graceMs} ms to exit on its own`);
+    this.after(this.options.graceMs, () => this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'client gone: no writer left on stdin'));
   }
 
   private onControlSignal(signal: NodeJS.Signals): void {
@@ -631,6 +648,7 @@ export class TreeSupervisor {
   }
 
   private cleanUp(): void {
+    this.clientWatch?.stop();
     this.options.guard?.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
