@@ -27,12 +27,12 @@ import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { watchClientInput } from './client-watch.js';
 import type { WriterWatch } from '../sys/writer-watch.js';
-import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
+import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does). */
 export const CONTROL_SIGNALS = ALL_STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
-const PARENT_DEATH_SIGNAL = 'SIGUSR2';
+const PARENT_DEATH_SIGNAL = PARENT_DEATH_PROMPT;
 /**
  * The quiet tree's sweep: it is also how the guard learns a group that appeared without a SIGCHLD
  * to leash (a setsid escapee forked below the runner). At most every second, but never more than
@@ -144,6 +144,7 @@ export class TreeSupervisor {
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
   private clientWatch: WriterWatch | undefined;
+  private resumedFromSuspend = false;
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
@@ -174,7 +175,7 @@ export class TreeSupervisor {
     this.on('SIGCHLD', () => this.onChildEvent());
     for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
-      // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
+      // With --die-with-parent, this is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
     }
@@ -329,11 +330,17 @@ export class TreeSupervisor {
     this.options.log('continued: the tree resumes');
     this.observe();
     this.signalTree('SIGCONT', new Set(), stoppedBefore);
+    // The SIGCONT that resumed leash is on its way to the listener: it is not the runner's.
+    this.resumedFromSuspend = true;
     this.scheduleCheck();
   }
 
   /** A signal meant for the command: to the runner alone, while it is still itself. */
   private forwardToRunner(signal: NodeJS.Signals): void {
+    if (signal === 'SIGCONT' && this.resumedFromSuspend) {
+      this.resumedFromSuspend = false;
+      return;
+    }
     if (this.runnerPid === 0 || this.runnerExitCode !== null) return;
     signalIfSame(this.runnerPid, this.runnerStart, signal);
   }
