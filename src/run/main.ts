@@ -7,7 +7,7 @@ import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
-import { installSignalShield } from './signals.js';
+import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 
 export const RUN_USAGE =
@@ -152,6 +152,7 @@ export async function runMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   quiet = parsed.quiet;
+  if (parsed.ignoreHangup) ignoreHangup();
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
   const guard = new RunGuard(parsed.graceMs);
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {

@@ -45,14 +45,29 @@ export function treeSignalFor(received: NodeJS.Signals): NodeJS.Signals {
   return (STOP_SIGNALS as readonly string[]).includes(received) ? received : 'SIGTERM';
 }
 
-let firstStopRequest: StopSignal | undefined;
+/** Stop signals received since the shield went up, in order, each once. */
+const earlyRequests: StopSignal[] = [];
+let hangupIgnored = false;
+
+/**
+ * --ignore-hangup: SIGHUP is no longer a stop signal (it stays held: it neither ends leash nor
+ * reaches the tree). Called once the arguments are read, before the run's handlers exist.
+ */
+export function ignoreHangup(): void {
+  hangupIgnored = true;
+}
+
+/** The signals that stop the tree in this run. */
+export function stopSignals(): readonly StopSignal[] {
+  return hangupIgnored ? ALL_STOP_SIGNALS.filter((signal) => signal !== 'SIGHUP') : ALL_STOP_SIGNALS;
+}
 
 /**
  * The first stop signal received since the shield went up, or undefined. A request that lands
  * before the run's own handlers exist (while modules and koffi load) is kept here, not lost.
  */
 export function earlyStopRequest(): StopSignal | undefined {
-  return firstStopRequest;
+  return earlyRequests.find((signal) => stopSignals().includes(signal));
 }
 
 /**
@@ -68,7 +83,9 @@ export function installSignalShield(): void {
   for (const signal of ALL_STOP_SIGNALS) {
     // Some platforms lack some names: skip those.
     try {
-      process.on(signal, () => (firstStopRequest ??= signal));
+      process.on(signal, () => {
+        if (!earlyRequests.includes(signal)) earlyRequests.push(signal);
+      });
     } catch {
       // not a signal here
     }

@@ -27,9 +27,9 @@ import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { watchClientInput } from './client-watch.js';
 import type { WriterWatch } from '../sys/writer-watch.js';
-import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
+import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
-/** Signals that stop the tree (see signals.ts for what every other signal does). */
+/** Signals that stop the tree (see signals.ts for what every other signal does); stopSignals() drops SIGHUP under --ignore-hangup. */
 export const CONTROL_SIGNALS = ALL_STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
 const PARENT_DEATH_SIGNAL = PARENT_DEATH_PROMPT;
@@ -173,7 +173,7 @@ export class TreeSupervisor {
     // Orphans must come to us, not to init, from the runner's very first fork.
     setChildSubreaper();
     this.on('SIGCHLD', () => this.onChildEvent());
-    for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
+    for (const signal of stopSignals()) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
       // With --die-with-parent, this is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;

@@ -39,3 +39,25 @@ for (const dieWithParent of [false, true]) {
     assert.ok(await waitUntil(() => !isProcessAlive(leash), 10_000));
   });
 }
+
+test('--ignore-hangup: SIGHUP neither stops leash nor reaches the tree (what nohup cannot do for Node)', async (t) => {
+  const { mark } = markedScratch(t);
+  const run = startLeash(['run', '--ignore-hangup', '--grace', '1', process.execPath, FIXTURES + 'run/signal-recorder.mjs', 'SIGHUP', 'SIGUSR1'], mark);
+  const leash = run.child.pid as number;
+  assert.ok(await waitUntil(() => run.stdout().includes('ready'), 10_000), run.stderr());
+  process.kill(leash, 'SIGHUP');
+  // Both pending before leash's listeners run: had SIGHUP stopped anything, USR1 would show it.
+  process.kill(leash, 'SIGUSR1');
+  assert.ok(await waitUntil(() => received(run.stdout()).includes('SIGUSR1'), 10_000), run.stderr());
+  assert.ok(isProcessAlive(leash));
+  assert.deepEqual(received(run.stdout()), ['SIGUSR1']);
+  assert.doesNotMatch(run.stderr(), /phase=stopping/);
+  // Without the flag, the same SIGHUP is a stop, sent on to the tree.
+  const plain = startLeash(['run', '--grace', '1', process.execPath, FIXTURES + 'run/signal-recorder.mjs', 'SIGHUP'], mark);
+  assert.ok(await waitUntil(() => plain.stdout().includes('ready'), 10_000), plain.stderr());
+  process.kill(plain.child.pid as number, 'SIGHUP');
+  assert.ok(await waitUntil(() => received(plain.stdout()).includes('SIGHUP'), 10_000), plain.stderr());
+  assert.match(plain.stderr(), /phase=stopping .*reason="signal SIGHUP"/);
+  process.kill(leash, 'SIGTERM');
+  assert.ok(await waitUntil(() => !isProcessAlive(leash), 10_000));
+});
