@@ -49,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   const help = HELP[name];
-  if (help && asksForHelp(rest)) {
+  if (help && asksForHelp(rest, name === 'run' ? { valueOptions: ['--grace', '--state', '--parent-death-signal'] } : undefined)) {
     writeData(help);
     return 0;
   }

@@ -6,9 +6,9 @@ import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.j
 import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } from '../sys/processes.js';
 import { hasProcfs } from '../sys/procfs.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { earlyStopRequest, FORWARDED_SIGNALS, treeSignalFor } from './signals.js';
+import { earlyStopRequest, FORWARDED_SIGNALS, stopSignals, treeSignalFor } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
-import { CONTROL_SIGNALS, startRunner } from './supervisor.js';
+import { startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
 
 export interface GroupFallbackOptions {
@@ -75,7 +75,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     process.on(signal, handler);
     return [signal, handler] as const;
   });
-  const handlers = CONTROL_SIGNALS.map((signal) => {
+  const handlers = stopSignals().map((signal) => {
     const handler = () => {
       requested ??= signal;
       if (phase === 'running') stop(signal);

@@ -1,4 +1,5 @@
 // `leash run`: the command line, then the tree supervisor (Linux) or the process-group fallback.
+import { constants } from 'node:os';
 import { describeRange, graceFromEnvironment, parseGrace, RUN_GRACE } from '../config/grace.js';
 import { loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
@@ -6,11 +7,12 @@ import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
-import { installSignalShield } from './signals.js';
+import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 
 export const RUN_USAGE =
-  'usage: leash run [--grace SECONDS] [--state FILE] [--die-with-parent] [--keep-terminal] [--quiet] -- COMMAND [ARG...]';
+  'usage: leash run [--grace TIME] [--state FILE] [--die-with-parent] [--no-stdin-watch] [--parent-death-signal SIG] ' +
+  '[--ignore-hangup] [--keep-terminal] [--quiet] [--] COMMAND [ARG...]';
 
 export const DEFAULT_GRACE_SECONDS = RUN_GRACE.fallback;
 export const MIN_GRACE_SECONDS = RUN_GRACE.min;
@@ -21,6 +23,12 @@ export interface RunArguments {
   graceMs: number;
   statePath?: string;
   dieWithParent: boolean;
+  /** With dieWithParent: stdin with no writer left also means the client is gone (default). */
+  watchStdin: boolean;
+  /** What the tree gets first when the parent or client is gone (tini's -p); SIGTERM by default. */
+  parentDeathSignal?: NodeJS.Signals;
+  /** A hangup (SIGHUP) neither stops leash nor reaches the tree: what nohup users want. */
+  ignoreHangup: boolean;
   /** No phase lines on stderr; warnings and errors still go there. */
   quiet: boolean;
   /** The runner stays in leash's session and group, keeping the controlling terminal. */
@@ -47,14 +55,33 @@ export function parseRunArgs(
   let graceSeconds = graceFromEnvironment(env, RUN_GRACE, warn);
   let statePath = env.LEASH_STATE_PATH || undefined;
   let dieWithParent = false;
+  let watchStdin = true;
+  let parentDeathSignal: NodeJS.Signals | undefined;
+  let ignoreHangup = false;
   let quiet = false;
   let keepTerminal = false;
   let i = 0;
   for (; i < argv.length; i += 1) {
     const arg = argv[i] as string;
-    if (arg === '--') break;
+    if (arg === '--') {
+      i += 1;
+      break;
+    }
+    // The first word that is not an option starts the command (as tini does): its own options follow it.
+    if (!arg.startsWith('-') || arg === '-') break;
     if (arg === '--die-with-parent') {
       dieWithParent = true;
+    } else if (arg === '--no-stdin-watch') {
+      watchStdin = false;
+    } else if (arg === '--ignore-hangup') {
+      ignoreHangup = true;
+    } else if (arg === '--parent-death-signal') {
+      const value = argv[i + 1];
+      if (value === undefined) return `${arg} needs a value`;
+      i += 1;
+      const signal = parseSignalName(value);
+      if (signal === undefined) return `--parent-death-signal takes a signal name or number (TERM, SIGINT, 9), not '${value}'`;
+      parentDeathSignal = signal;
     } else if (arg === '--quiet' || arg === '-q') {
       quiet = true;
     } else if (arg === '--keep-terminal') {
@@ -72,20 +99,37 @@ export function parseRunArgs(
         graceSeconds = seconds;
       }
     } else {
-      return `unknown argument '${arg}' (the command goes after --)`;
+      return `unknown option '${arg}' (a command that starts with - goes after --)`;
     }
   }
-  const command = argv[i + 1];
-  if (i >= argv.length || command === undefined || command === '') return 'a command is required after --';
+  const command = argv[i];
+  if (command === undefined || command === '') return 'a command is required';
+  if (parentDeathSignal && !dieWithParent) return '--parent-death-signal needs --die-with-parent';
   return {
     graceMs: graceFromSeconds(graceSeconds),
     statePath,
     dieWithParent,
+    watchStdin,
+    parentDeathSignal,
+    ignoreHangup,
     quiet,
     keepTerminal,
     command,
-    args: argv.slice(i + 2) as string[],
+    args: argv.slice(i + 1) as string[],
   };
+}
+
+/** A signal by name (TERM, SIGTERM, sigterm) or number, as Node knows it here; undefined otherwise. */
+export function parseSignalName(text: string): NodeJS.Signals | undefined {
+  const known = constants.signals as Record<string, number>;
+  const trimmed = text.trim();
+  if (/^[0-9]+$/.test(trimmed)) {
+    const number = Number(trimmed);
+    return (Object.keys(known) as NodeJS.Signals[]).find((name) => known[name] === number && name !== 'SIGIOT' && name !== 'SIGPOLL');
+  }
+  const upper = trimmed.toUpperCase();
+  const name = upper.startsWith('SIG') ? upper : `SIG${upper}`;
+  return name in known ? (name as NodeJS.Signals) : undefined;
 }
 
 export async function runMain(argv: string[]): Promise<number> {
@@ -108,6 +152,7 @@ export async function runMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   quiet = parsed.quiet;
+  if (parsed.ignoreHangup) ignoreHangup();
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
   const guard = new RunGuard(parsed.graceMs);
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {

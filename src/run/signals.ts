@@ -1,26 +1,38 @@
 // What `leash run` does with each signal it can catch. Like tini, leash must never die of a stray
 // signal: its death would leave the tree to its guard (the death supervisor, with no forwarding
 // and its own grace) instead of taking it down itself, and SIGUSR1 would even open Node's
-// inspector to anyone on the machine. The table, with the reasons, is in docs/run.md.
+// inspector to anyone on the machine. Like dumb-init, every signal leash has no use for goes on to
+// the command. The table, with the reasons, is in docs/run.md.
 //
 // - stop:          sent as itself to the whole tree, then SIGKILL after the grace (like SIGTERM);
 // - stop as TERM:  the same graceful stop, but the tree gets SIGTERM: these are the "something is
 //                  wrong" signals (abort, trap, bad system call, CPU limit), whose default in the
 //                  tree would be a core dump in every process, not a request to finish;
 // - forward:       passed on to the runner alone, nothing else happens;
-// - suspend:       the tree and leash stop together (job control), and resume together;
-// - ignore:        every other signal that can be caught (holdCatchableSignals).
+// - suspend:       job control: the tree and leash stop together, and resume together;
+// - leash's own:   SIGPIPE and SIGXFSZ, which the kernel sends leash for its own writes (a closed
+//                  stderr, a state file over the size limit): held and dropped, never forwarded,
+//                  as Node cannot tell them from a kill(2).
 // Not caught: SIGKILL and SIGSTOP (cannot be); SIGSEGV, SIGBUS, SIGFPE, SIGILL (a real fault
-// returns to the faulting instruction: a handler would spin forever); SIGCONT (it resumes leash,
-// which then resumes the tree if it suspended it); SIGCHLD and SIGURG (harmless, and libuv's);
-// real-time signals (Node cannot listen to them). A real abort (Node's own, a failed assertion)
-// still ends leash: abort() restores the default action and raises SIGABRT again.
+// returns to the faulting instruction: a handler would spin forever); SIGCHLD (libuv's, and
+// leash's wake-up); real-time signals (Node cannot listen to them). SIGCONT resumes leash as
+// always, and is forwarded too unless it ends leash's own suspension. A real abort (Node's own,
+// a failed assertion) still ends leash: abort() restores the default action and raises SIGABRT again.
 import { holdCatchableSignals } from '../sys/stray-signals.js';
 
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
 export const STOP_AS_TERM_SIGNALS = ['SIGABRT', 'SIGTRAP', 'SIGSYS', 'SIGXCPU'] as const;
-export const FORWARDED_SIGNALS = ['SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGWINCH'] as const;
-export const SUSPEND_SIGNALS = ['SIGTSTP'] as const;
+export const FORWARDED_SIGNALS = [
+  'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGWINCH', 'SIGVTALRM', 'SIGPROF', 'SIGIO', 'SIGPWR', 'SIGURG', 'SIGSTKFLT', 'SIGCONT',
+] as const;
+export const SUSPEND_SIGNALS = ['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const;
+/** Sent by the kernel to leash for its own writes; held (never fatal) and never forwarded. */
+export const OWN_SIGNALS = ['SIGPIPE', 'SIGXFSZ'] as const;
+/**
+ * The kernel's parent-death signal for --die-with-parent (it only prompts a getppid() check): one
+ * that nothing sends (the kernel never raises SIGSTKFLT on Linux), so USR1/USR2 stay the command's.
+ */
+export const PARENT_DEATH_PROMPT = 'SIGSTKFLT';
 
 export type StopSignal = (typeof STOP_SIGNALS)[number] | (typeof STOP_AS_TERM_SIGNALS)[number];
 export type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
@@ -33,14 +45,29 @@ export function treeSignalFor(received: NodeJS.Signals): NodeJS.Signals {
   return (STOP_SIGNALS as readonly string[]).includes(received) ? received : 'SIGTERM';
 }
 
-let firstStopRequest: StopSignal | undefined;
+/** Stop signals received since the shield went up, in order, each once. */
+const earlyRequests: StopSignal[] = [];
+let hangupIgnored = false;
+
+/**
+ * --ignore-hangup: SIGHUP is no longer a stop signal (it stays held: it neither ends leash nor
+ * reaches the tree). Called once the arguments are read, before the run's handlers exist.
+ */
+export function ignoreHangup(): void {
+  hangupIgnored = true;
+}
+
+/** The signals that stop the tree in this run. */
+export function stopSignals(): readonly StopSignal[] {
+  return hangupIgnored ? ALL_STOP_SIGNALS.filter((signal) => signal !== 'SIGHUP') : ALL_STOP_SIGNALS;
+}
 
 /**
  * The first stop signal received since the shield went up, or undefined. A request that lands
  * before the run's own handlers exist (while modules and koffi load) is kept here, not lost.
  */
 export function earlyStopRequest(): StopSignal | undefined {
-  return firstStopRequest;
+  return earlyRequests.find((signal) => stopSignals().includes(signal));
 }
 
 /**
@@ -56,7 +83,9 @@ export function installSignalShield(): void {
   for (const signal of ALL_STOP_SIGNALS) {
     // Some platforms lack some names: skip those.
     try {
-      process.on(signal, () => (firstStopRequest ??= signal));
+      process.on(signal, () => {
+        if (!earlyRequests.includes(signal)) earlyRequests.push(signal);
+      });
     } catch {
       // not a signal here
     }

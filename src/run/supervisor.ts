@@ -25,12 +25,14 @@ import {
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
+import { watchClientInput } from './client-watch.js';
+import type { WriterWatch } from '../sys/writer-watch.js';
+import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
-/** Signals that stop the tree (see signals.ts for what every other signal does). */
+/** Signals that stop the tree (see signals.ts for what every other signal does); stopSignals() drops SIGHUP under --ignore-hangup. */
 export const CONTROL_SIGNALS = ALL_STOP_SIGNALS;
 /** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
-const PARENT_DEATH_SIGNAL = 'SIGUSR2';
+const PARENT_DEATH_SIGNAL = PARENT_DEATH_PROMPT;
 /**
  * The quiet tree's sweep: it is also how the guard learns a group that appeared without a SIGCHLD
  * to leash (a setsid escapee forked below the runner). At most every second, but never more than
@@ -70,6 +72,10 @@ export interface TreeSupervisorOptions {
   graceMs: number;
   statePath?: string;
   dieWithParent: boolean;
+  /** With dieWithParent: also end the tree once stdin has no writer left (client-watch.ts); default true. */
+  watchStdin?: boolean;
+  /** What the tree gets when the parent (or the client) is gone; default SIGTERM, then SIGKILL after the grace. */
+  parentDeathSignal?: NodeJS.Signals;
   /** --keep-terminal: the runner stays in leash's session and process group (see docs/run.md). */
   keepTerminal?: boolean;
   log: (line: string) => void;
@@ -137,6 +143,8 @@ export class TreeSupervisor {
   private lastReapAt = -Infinity;
   private finish: ((code: number) => void) | undefined;
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
+  private clientWatch: WriterWatch | undefined;
+  private resumedFromSuspend = false;
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
@@ -165,9 +173,9 @@ export class TreeSupervisor {
     // Orphans must come to us, not to init, from the runner's very first fork.
     setChildSubreaper();
     this.on('SIGCHLD', () => this.onChildEvent());
-    for (const signal of CONTROL_SIGNALS) this.on(signal, () => this.onControlSignal(signal));
+    for (const signal of stopSignals()) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
-      // With --die-with-parent, SIGUSR2 is the kernel's parent-death signal: only a prompt to look.
+      // With --die-with-parent, this is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
     }
@@ -216,6 +224,9 @@ export class TreeSupervisor {
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
     this.armSweep(RUNNING_SWEEP_MS);
+    if (this.options.dieWithParent && this.options.watchStdin !== false) {
+      this.clientWatch = watchClientInput(this.options.log, () => this.onClientGone());
+    }
     this.scheduleCheck();
     return done;
   }
@@ -267,7 +278,14 @@ export class TreeSupervisor {
 
   private checkParent(signalled: boolean): void {
     if (this.phase !== 'running' || !this.parentIsGone(signalled)) return;
-    this.beginStop('SIGTERM', 'parent died');
+    this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
+  }
+
+  /** stdin has no writer left: as the MCP stdio shutdown, the command may first exit by itself on EOF. */
+  private onClientGone(): void {
+    if (this.phase !== 'running') return;
+    this.options.log(`stdin has no writer left (client gone or closed it): the command has ${this.options.graceMs} ms to exit on its own`);
+    this.after(this.options.graceMs, () => this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'client gone: no writer left on stdin'));
   }
 
   private onControlSignal(signal: NodeJS.Signals): void {
@@ -312,11 +330,17 @@ export class TreeSupervisor {
     this.options.log('continued: the tree resumes');
     this.observe();
     this.signalTree('SIGCONT', new Set(), stoppedBefore);
+    // The SIGCONT that resumed leash is on its way to the listener: it is not the runner's.
+    this.resumedFromSuspend = true;
     this.scheduleCheck();
   }
 
   /** A signal meant for the command: to the runner alone, while it is still itself. */
   private forwardToRunner(signal: NodeJS.Signals): void {
+    if (signal === 'SIGCONT' && this.resumedFromSuspend) {
+      this.resumedFromSuspend = false;
+      return;
+    }
     if (this.runnerPid === 0 || this.runnerExitCode !== null) return;
     signalIfSame(this.runnerPid, this.runnerStart, signal);
   }
@@ -631,6 +655,7 @@ export class TreeSupervisor {
   }
 
   private cleanUp(): void {
+    this.clientWatch?.stop();
     this.options.guard?.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();

@@ -33,7 +33,9 @@ interface Bindings {
   recv: (fd: number, buffer: Buffer, length: number, flags: number) => number;
   pipe2: (fds: Buffer, flags: number) => number;
   tee: (fdIn: number, fdOut: number, length: number, flags: number) => number;
-  poll: (fds: Buffer, count: number, timeoutMs: number) => number;
+  poll: ((fds: Buffer, count: number, timeoutMs: number) => number) & {
+    async: (fds: Buffer, count: number, timeoutMs: number, done: (error: unknown, result: number) => void) => void;
+  };
 }
 
 let bindings: Bindings | undefined;
@@ -260,4 +262,21 @@ export function pollNow(fd: number, events: number): number {
   entry.writeInt16LE(events, 4);
   check('poll', native('poll').poll(entry, 1, 0));
   return entry.readInt16LE(6);
+}
+
+/**
+ * poll(2) on libuv's threadpool: resolves with poll's result once an entry of `fds` (struct
+ * pollfd entries, revents written in place) has an event, or rejects with its errno. The loop
+ * stays alive while the call is pending, so the caller must be able to wake it (a pipe of its own).
+ */
+export function pollBlockingAsync(fds: Buffer, count: number): Promise<number> {
+  const calls = native('poll');
+  return new Promise((resolve, reject) => {
+    calls.poll.async(fds, count, -1, (error, result) => {
+      if (error) reject(error);
+      // errno is the worker thread's, not readable here: EINTR is the one failure to expect.
+      else if (result < 0) reject(new NativeError('poll', 'failed', 0));
+      else resolve(result);
+    });
+  });
 }

@@ -50,6 +50,17 @@ test('after --, --help belongs to the command, not to leash run', () => {
   assert.equal(result.stdout, 'got --help\n');
 });
 
+test('without --, the command starts at the first word that is not an option, and its --help is its own', () => {
+  const bare = leash(['run', '-q', 'sleep', '0.1']);
+  assert.equal(bare.code, 0, bare.stderr);
+  const own = leash(['run', '--quiet', '--grace', '1', 'sh', '-c', 'echo "got $1"', 'sh', '--help']);
+  assert.equal(own.code, 0, own.stderr);
+  assert.equal(own.stdout, 'got --help\n');
+  const asked = leash(['run', '--grace', '1', '--help']);
+  assert.equal(asked.code, 0);
+  assert.match(asked.stdout, /^usage: leash run/);
+});
+
 test('leash run --quiet drops the phase lines and keeps errors', async () => {
   const mark = newMark();
   try {

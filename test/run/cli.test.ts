@@ -54,7 +54,8 @@ test('usage errors exit 64 with the usage on stderr', async () => {
   const cases: string[][] = [
     ['run'],
     ['run', '--'],
-    ['run', 'sh'],
+    ['run', '-x', 'sh'],
+    ['run', '--quiet'],
     ['run', '--grace'],
     ['run', '--grace', 'soon', '--', 'true'],
     ['run', '--bogus', '--', 'true'],
@@ -91,4 +92,39 @@ test('the grace comes from the flag or the environment and is bounded', () => {
   assert.equal(both.graceMs, 1000);
   assert.equal(both.statePath, '/x');
   assert.equal(both.dieWithParent, true);
+});
+
+test('the command may come without --: the first word that is not an option starts it', () => {
+  const bare = parseRunArgs(['--grace', '1', 'sleep', '1'], {});
+  assert.ok(typeof bare !== 'string', String(bare));
+  assert.equal(bare.command, 'sleep');
+  assert.deepEqual(bare.args, ['1']);
+  // Its own options stay its own, leash's look-alikes included.
+  const own = parseRunArgs(['-q', 'sh', '-c', 'exit 3', '--grace', '2', '--', '--quiet'], {});
+  assert.ok(typeof own !== 'string');
+  assert.equal(own.command, 'sh');
+  assert.deepEqual(own.args, ['-c', 'exit 3', '--grace', '2', '--', '--quiet']);
+  assert.equal(own.quiet, true);
+  assert.equal(own.graceMs, 10_000);
+  const dashed = parseRunArgs(['--', '-weird-name', 'x'], {});
+  assert.ok(typeof dashed !== 'string');
+  assert.equal(dashed.command, '-weird-name');
+  assert.match(String(parseRunArgs(['-weird-name'], {})), /unknown option '-weird-name'/);
+});
+
+test('--die-with-parent watches stdin unless --no-stdin-watch; --parent-death-signal takes a name or number', () => {
+  const plain = parseRunArgs(['--die-with-parent', 'x'], {});
+  assert.ok(typeof plain !== 'string');
+  assert.equal(plain.watchStdin, true);
+  assert.equal(plain.parentDeathSignal, undefined);
+  const off = parseRunArgs(['--die-with-parent', '--no-stdin-watch', 'x'], {});
+  assert.ok(typeof off !== 'string');
+  assert.equal(off.watchStdin, false);
+  for (const [text, name] of [['INT', 'SIGINT'], ['sigusr1', 'SIGUSR1'], ['9', 'SIGKILL'], ['SIGHUP', 'SIGHUP']]) {
+    const parsed = parseRunArgs(['--die-with-parent', '--parent-death-signal', text as string, 'x'], {});
+    assert.ok(typeof parsed !== 'string', String(parsed));
+    assert.equal(parsed.parentDeathSignal, name);
+  }
+  assert.match(String(parseRunArgs(['--die-with-parent', '--parent-death-signal', 'NOPE', 'x'], {})), /signal name or number/);
+  assert.match(String(parseRunArgs(['--parent-death-signal', 'INT', 'x'], {})), /needs --die-with-parent/);
 });

@@ -1,11 +1,13 @@
 // `leash run --die-with-parent`: the tree goes down when leash's parent is SIGKILLed, and not
 // when merely the parent's thread that started leash ends.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, JsonLines, exited, killMarked, markedPids, newMark, startFixture } from '../helpers/processes.js';
-import { liveDescendantsOf } from '../helpers/leash-run.js';
+import { liveDescendantsOf, scratchDir } from '../helpers/leash-run.js';
 
 // A tree with a SIGTERM-ignoring member, a setsid daemon and an orphan.
 const TREE = [
@@ -54,4 +56,26 @@ test('the end of the thread that started leash is not the death of its parent', 
   await exited(parent);
   assert.ok(await waitUntil(() => markedPids(mark).length === 0, 5000),
     `left: ${markedPids(mark)}; stderr: ${lines.stderr}`);
+});
+
+test('--parent-death-signal: the tree gets that signal when the parent dies (tini -p)', async (t) => {
+  const mark = newMark();
+  const scratch = scratchDir();
+  t.after(async () => {
+    await killMarked(mark);
+    scratch.remove();
+  });
+  const record = join(scratch.dir, 'got');
+  // Records the first of INT and TERM it gets, then exits: SIGTERM would be the default.
+  const runner = `trap 'echo INT > "$0"; exit 0' INT; trap 'echo TERM > "$0"; exit 0' TERM; echo ready > "$0.ready"; while :; do sleep 0.05; done`;
+  const parent = startFixture('run/parent.mjs', ['main', CLI_ENTRY, 'run', '--die-with-parent', '--parent-death-signal', 'INT', '--grace', '5', 'sh', '-c', runner, record], mark, {
+    extraEnv: { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' },
+  });
+  const lines = new JsonLines(parent);
+  await lines.next<{ leash: number }>();
+  assert.ok(await waitUntil(() => existsSync(`${record}.ready`), 10_000), lines.stderr);
+  parent.kill('SIGKILL');
+  await exited(parent);
+  assert.ok(await waitUntil(() => markedPids(mark).length === 0, 10_000), `left: ${markedPids(mark)}; stderr: ${lines.stderr}`);
+  assert.equal(readFileSync(record, 'utf8').trim(), 'INT', lines.stderr);
 });
