@@ -358,12 +358,18 @@ export class TreeSupervisor {
       return;
     }
     if (this.cgroup) {
-      // The freezer keeps every process's own stopped or running state: what was stopped stays so.
-      this.cgroup.freeze(true);
+      // Job control's own signals, not the freezer: the tree sees SIGSTOP and SIGCONT as without
+      // leash. Each member by identity; what someone else had stopped stays stopped.
+      const stoppedBefore = new Set<number>();
+      for (const pid of this.cgroup.members()) {
+        const stat = readProcStat(pid);
+        if (stat && isStoppedState(stat.state) && stat.pgid !== this.ownPgid) stoppedBefore.add(pid);
+      }
+      this.cgroup.signalMembers('SIGSTOP', new Set());
       this.options.log(`${signal}: the command's tree and leash stop until continued`);
       signalProcess(this.self, 'SIGSTOP');
       this.options.log('continued: the tree resumes');
-      this.cgroup.freeze(false);
+      this.cgroup.signalMembers('SIGCONT', stoppedBefore);
       this.scheduleCheck();
       return;
     }
@@ -406,8 +412,15 @@ export class TreeSupervisor {
     const run = () => {
       this.reapQueued = false;
       this.lastReapAt = performance.now();
-      if (this.phase === 'running') this.reapAdopted();
-      else this.scheduleCheck();
+      if (this.phase !== 'running') this.scheduleCheck();
+      else {
+        this.reapAdopted();
+        // Contained there is no sweep to publish the counters: the reaps do (at most once a second).
+        if (this.cgroup && this.options.statePath !== undefined) {
+          this.memberCount = this.cgroup.members().length;
+          this.state.publish();
+        }
+      }
     };
     const wait = this.lastReapAt + RUNNING_REAP_GAP_MS - performance.now();
     if (wait > 0) setTimeout(run, wait);
