@@ -59,9 +59,12 @@ export interface CgroupLocation {
   mount: CgroupMount;
 }
 
-/** Maps a cgroup path to its directory through the first mount that shows it. */
+/**
+ * Maps a cgroup path to its directory through a mount that shows it: the last one listed, since a
+ * later mount at the same place (a read-only bind over the hierarchy) hides the earlier ones.
+ */
 export function locateCgroup(path: string, mounts: readonly CgroupMount[]): CgroupLocation | undefined {
-  for (const mount of mounts) {
+  for (const mount of [...mounts].reverse()) {
     const root = mount.root === '/' ? '' : mount.root;
     if (path !== mount.root && !path.startsWith(`${root}/`)) continue;
     return { path, directory: join(mount.mountPoint, path.slice(root.length)), mount };
