@@ -7,6 +7,8 @@ import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
+import { chooseContainment } from './containment.js';
+import { describeContainment } from '../sys/cgroup.js';
 import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 
@@ -141,7 +143,7 @@ export async function runMain(argv: string[]): Promise<number> {
   // --quiet drops the phase lines only: warnings and errors are always written.
   let quiet = false;
   const log = (line: string) => {
-    if (!(quiet && line.startsWith('phase='))) writeDiagnostic(`leash run: ${line}\n`);
+    if (!(quiet && (line.startsWith('phase=') || line.startsWith('containment: ')))) writeDiagnostic(`leash run: ${line}\n`);
   };
   // Node's own warnings (the guard's link reports through them) go the same safe way.
   process.removeAllListeners('warning');
@@ -156,7 +158,11 @@ export async function runMain(argv: string[]): Promise<number> {
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
   const guard = new RunGuard(parsed.graceMs);
   if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {
-    return new TreeSupervisor({ ...parsed, log, guard }).run();
+    // One line says which containment is in force (--quiet drops it, as the phase lines).
+    const containment = chooseContainment(process.env, (message) => log(`warning: ${message}`));
+    const described = describeContainment(containment.cgroup, containment.cgroup ? undefined : containment.reason);
+    log(`containment: ${described}`);
+    return new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described }).run();
   }
   const why = process.platform === 'linux' ? `native calls unavailable: ${nativeLoadFailure()}` : `${process.platform} has no child subreaper`;
   log(

@@ -139,6 +139,8 @@ export class StatePublisher {
     private readonly snapshot: () => Omit<RunState, 'updated_at'>,
     private readonly warn: (message: string) => void,
     private readonly minIntervalMs = 1000,
+    /** Extra fields of the writer record (the containment in force, for `leash status`). */
+    private readonly writerDetails?: Readonly<Record<string, string>>,
   ) {}
 
   publish(force = false): void {
@@ -169,7 +171,7 @@ export class StatePublisher {
     const record = writerRecordPath(this.path);
     if (!this.writerRecorded) {
       const identity = ownIdentity();
-      recordFailure = identity === undefined ? undefined : failureOf(() => replaceFileAtomically(record, JSON.stringify(identity) + '\n'));
+      recordFailure = identity === undefined ? undefined : failureOf(() => replaceFileAtomically(record, JSON.stringify({ ...identity, ...this.writerDetails }) + '\n'));
       this.writerRecorded = recordFailure === undefined;
     }
     const path = this.path;

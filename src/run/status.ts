@@ -12,7 +12,8 @@ export const StatusExit = { ok: 0, usage: 64, invalid: 65, unreadable: 66, write
 
 /** What became of the `leash run` that wrote a document. */
 export type WriterState =
-  | { state: 'running' | 'gone' | 'unknown'; pid: number }
+  /** `containment`: the one line `leash run` said on stderr about its containment, when recorded. */
+  | { state: 'running' | 'gone' | 'unknown'; pid: number; containment?: string }
   /** No writer record next to the document (read from stdin, or written by an older leash). */
   | { state: 'unrecorded' };
 
@@ -33,7 +34,13 @@ export function writerOf(file: string): WriterState {
     return { state: 'unrecorded' };
   }
   if (!identity) return { state: 'unrecorded' };
-  return { state: identityState(identity), pid: identity.pid };
+  const containment = (identity as { containment?: unknown }).containment;
+  return {
+    state: identityState(identity),
+    pid: identity.pid,
+    // Shown to a person: no control characters from a file anyone in the directory could write.
+    ...(typeof containment === 'string' ? { containment: containment.replace(/[\x00-\x1f\x7f]/g, '?') } : {}),
+  };
 }
 
 function describeWriter(state: RunState, writer: WriterState): string {
@@ -95,6 +102,7 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
     ['updated', `${state.updated_at} (${age} s ago)`],
   ];
   if (writer) rows.push(['writer', describeWriter(state, writer)]);
+  if (writer && writer.state !== 'unrecorded' && writer.containment !== undefined) rows.push(['containment', writer.containment]);
   return rows.map(([label, value]) => `${label.padEnd(12)} ${value}`).join('\n') + '\n';
 }
 

@@ -23,7 +23,9 @@ import {
   setParentDeathSignal,
 } from '../sys/native.js';
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
+import type { TreeCgroup } from '../sys/cgroup.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
+import { CgroupGuard } from './cgroup-guard.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { watchClientInput } from './client-watch.js';
 import type { WriterWatch } from '../sys/writer-watch.js';
@@ -81,6 +83,14 @@ export interface TreeSupervisorOptions {
   log: (line: string) => void;
   /** Takes the tree down if leash itself dies; none in tests of the supervisor alone. */
   guard?: RunGuard;
+  /**
+   * Contained: the tree lives in this cgroup (the runner enters it at its fork). Its members are
+   * the kernel's record, no /proc walk is made, the tree is ended with cgroup.kill, and a shell
+   * (CgroupGuard) ends it if leash dies. `guard` is then not used.
+   */
+  cgroup?: TreeCgroup;
+  /** The containment line for the writer record (`leash status`). */
+  containment?: string;
 }
 
 /** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
@@ -145,16 +155,22 @@ export class TreeSupervisor {
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
   private clientWatch: WriterWatch | undefined;
   private resumedFromSuspend = false;
+  private readonly cgroup: TreeCgroup | undefined;
+  private cgroupGuard: CgroupGuard | undefined;
+  /** Processes in the cgroup at the last look (contained). */
+  private memberCount = 0;
 
   constructor(private readonly options: TreeSupervisorOptions) {
+    this.cgroup = options.cgroup;
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
       options.log(`warning: ${message}`),
-    );
+    undefined, options.containment === undefined ? undefined : { containment: options.containment });
   }
 
   snapshot(): Omit<RunState, 'updated_at'> {
     let active = 0;
     for (const stat of this.tree.values()) if (!isDeadState(stat.state)) active += 1;
+    if (this.cgroup) active = this.memberCount;
     return {
       active_children: active,
       adopted_children: this.adopted.size,
@@ -194,11 +210,20 @@ export class TreeSupervisor {
       return 1;
     }
 
-    const guard = this.options.guard;
+    const guard = this.cgroup ? undefined : this.options.guard;
     // Started before the runner: from its first instruction the tree has someone to take it down.
     guard?.start();
+    if (this.cgroup) {
+      this.cgroupGuard = new CgroupGuard(this.cgroup, this.options.graceMs, (message) => this.options.log(`warning: ${message}`));
+      if (!this.cgroupGuard.start()) this.options.log('warning: the tree is not guarded against the death of leash itself');
+    }
     const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
-    const started = await startRunner(this.options.command, this.options.args, env, this.options.keepTerminal);
+    const starting = this.startRunnerContained(env);
+    if (starting === undefined) {
+      this.cleanUp();
+      return 1;
+    }
+    const started = await starting;
     if (!(started instanceof ChildProcess)) {
       this.options.log(started.message);
       this.cleanUp();
@@ -219,16 +244,51 @@ export class TreeSupervisor {
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
     });
+    // Contained, "the tree is empty" is the kernel's word (cgroup.events), watched, not polled.
+    this.cgroup?.watch(() => this.scheduleCheck());
     this.observe();
     this.enterPhase('running');
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
-    this.armSweep(RUNNING_SWEEP_MS);
+    // Contained, nothing is walked while the command runs: the sweep only refreshes the state
+    // document's count (one read of cgroup.procs), and only when there is a document.
+    if (!this.cgroup) this.armSweep(RUNNING_SWEEP_MS);
+    else if (this.options.statePath !== undefined && this.phase === 'running') this.armSweep(RUNNING_SWEEP_MS);
+    if (this.cgroup && !this.cgroup.watching) this.armSweep(STOPPING_SWEEP_MS);
     if (this.options.dieWithParent && this.options.watchStdin !== false) {
       this.clientWatch = watchClientInput(this.options.log, () => this.onClientGone());
     }
     this.scheduleCheck();
     return done;
+  }
+
+  /**
+   * Starts the runner; contained, inside the cgroup from its fork on: leash enters the cgroup,
+   * forks the runner (spawn() forks synchronously, so the child is born there), and leaves at
+   * once. No instruction of the command runs outside it. Undefined when leash could not leave
+   * (the runner is then killed).
+   */
+  private startRunnerContained(env: NodeJS.ProcessEnv): Promise<ChildProcess | StartFailure> | undefined {
+    const cgroup = this.cgroup;
+    if (!cgroup) return startRunner(this.options.command, this.options.args, env, this.options.keepTerminal);
+    try {
+      cgroup.enter();
+    } catch (error) {
+      this.options.log(`cannot enter ${cgroup.directory}: ${(error as Error).message}; set LEASH_CONTAINMENT=tree to run without a cgroup`);
+      return undefined;
+    }
+    const starting = startRunner(this.options.command, this.options.args, env, this.options.keepTerminal);
+    try {
+      cgroup.leave();
+    } catch (error) {
+      // leash would end itself with the tree: end the runner, which cannot have run much yet.
+      this.options.log(`cannot leave ${cgroup.directory}: ${(error as Error).message}; set LEASH_CONTAINMENT=tree to run without a cgroup`);
+      void starting.then((child) => {
+        if (child instanceof ChildProcess) child.kill('SIGKILL');
+      });
+      return undefined;
+    }
+    return starting;
   }
 
   private on(event: string, listener: (...args: unknown[]) => void): void {
@@ -315,6 +375,22 @@ export class TreeSupervisor {
       this.options.log(`${signal} ignored: leash's process group is orphaned, no shell could continue it`);
       return;
     }
+    if (this.cgroup) {
+      // Job control's own signals, not the freezer: the tree sees SIGSTOP and SIGCONT as without
+      // leash. Each member by identity; what someone else had stopped stays stopped.
+      const stoppedBefore = new Set<number>();
+      for (const pid of this.cgroup.members()) {
+        const stat = readProcStat(pid);
+        if (stat && isStoppedState(stat.state) && stat.pgid !== this.ownPgid) stoppedBefore.add(pid);
+      }
+      this.cgroup.signalMembers('SIGSTOP', new Set());
+      this.options.log(`${signal}: the command's tree and leash stop until continued`);
+      signalProcess(this.self, 'SIGSTOP');
+      this.options.log('continued: the tree resumes');
+      this.cgroup.signalMembers('SIGCONT', stoppedBefore);
+      this.scheduleCheck();
+      return;
+    }
     this.reapAdopted();
     this.observe();
     // What someone else had stopped before (a debugger, a `kill -STOP`) is theirs to continue: it
@@ -360,8 +436,15 @@ export class TreeSupervisor {
     const run = () => {
       this.reapQueued = false;
       this.lastReapAt = performance.now();
-      if (this.phase === 'running') this.reapAdopted();
-      else this.scheduleCheck();
+      if (this.phase !== 'running') this.scheduleCheck();
+      else {
+        this.reapAdopted();
+        // Contained there is no sweep to publish the counters: the reaps do (at most once a second).
+        if (this.cgroup && this.options.statePath !== undefined) {
+          this.memberCount = this.cgroup.members().length;
+          this.state.publish();
+        }
+      }
     };
     const wait = this.lastReapAt + RUNNING_REAP_GAP_MS - performance.now();
     if (wait > 0) setTimeout(run, wait);
@@ -388,6 +471,7 @@ export class TreeSupervisor {
 
   /** Whether `pid` is one of the guard's supervisor processes (libuv reaps those). */
   private isGuard(pid: number): boolean {
+    if (this.cgroupGuard?.isGuardPid(pid)) return true;
     const guard = this.options.guard;
     if (!guard || !guard.mayBeGuard(pid)) return false;
     const stat = readProcStat(pid);
@@ -440,6 +524,10 @@ export class TreeSupervisor {
 
   /** Re-walks the tree and refreshes the adoption record and counters. */
   private observe(): void {
+    if (this.cgroup) {
+      this.observeContained(this.cgroup);
+      return;
+    }
     const previous = this.tree;
     const walkStart = performance.now();
     this.tree = walkDescendantsUntilNoNewcomer(this.self);
@@ -459,6 +547,28 @@ export class TreeSupervisor {
     this.adopted = direct;
     this.guardGroups();
     if (this.phase === 'running') this.paceSweep(previous);
+  }
+
+  /**
+   * Contained: no walk. The members are counted from the cgroup's own list; our children other
+   * than the runner and the guard are the adopted orphans.
+   */
+  private observeContained(cgroup: TreeCgroup): void {
+    this.memberCount = cgroup.members().length;
+    const direct = new Map<number, number>();
+    for (const pid of readChildren(this.self) ?? []) {
+      if ((pid === this.runnerPid && this.runnerExitCode === null) || this.isGuard(pid)) continue;
+      const stat = readProcStat(pid);
+      if (!stat || isDeadState(stat.state)) continue;
+      direct.set(pid, stat.startTime);
+      if (this.adopted.get(pid) !== stat.startTime) this.orphanedTotal += 1;
+    }
+    this.adopted = direct;
+  }
+
+  /** Whether the tree is empty: contained, the cgroup holds no live process; else the last walk saw none. */
+  private treeIsEmpty(): boolean {
+    return this.cgroup ? !this.cgroup.populated() : this.tree.size === 0;
   }
 
   /**
@@ -522,7 +632,7 @@ export class TreeSupervisor {
       this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
     }
     const runnerDone = this.runnerExitCode !== null;
-    if (runnerDone && this.tree.size === 0) {
+    if (runnerDone && this.treeIsEmpty()) {
       this.end();
       return;
     }
@@ -535,6 +645,7 @@ export class TreeSupervisor {
 
   /** Whether the last walk saw any live process besides the runner. */
   private sawDescendants(): boolean {
+    if (this.cgroup) return this.cgroup.populated();
     for (const stat of this.tree.values()) {
       if (stat.pid !== this.runnerPid && !isDeadState(stat.state)) return true;
     }
@@ -550,7 +661,7 @@ export class TreeSupervisor {
       // The last walk knew nothing to stop: walk now.
       this.reapAdopted();
       this.observe();
-      if (this.runnerExitCode !== null && this.tree.size === 0) {
+      if (this.runnerExitCode !== null && this.treeIsEmpty()) {
         this.end();
         return;
       }
@@ -573,7 +684,7 @@ export class TreeSupervisor {
     if (this.phase !== 'stopping') return;
     this.reapAdopted();
     this.observe();
-    if (this.tree.size === 0 && this.runnerExitCode !== null) {
+    if (this.treeIsEmpty() && this.runnerExitCode !== null) {
       this.end();
       return;
     }
@@ -597,6 +708,7 @@ export class TreeSupervisor {
    * Returns how many processes were reached.
    */
   private signalTree(signal: NodeJS.Signals, signalled = this.signalled, spare?: ReadonlySet<string>): number {
+    if (this.cgroup) return this.signalCgroup(this.cgroup, signal, signalled);
     let reached = 0;
     const groups = new Map<number, ProcStat[]>();
     // A group holding a spared process is signalled member by member, without it.
@@ -635,6 +747,23 @@ export class TreeSupervisor {
     return reached;
   }
 
+  /**
+   * Contained: SIGKILL is cgroup.kill (every member at once, newcomers included); any other
+   * signal goes to each member by identity (src/sys/cgroup.ts), once per phase.
+   */
+  private signalCgroup(cgroup: TreeCgroup, signal: NodeJS.Signals, signalled: Set<string>): number {
+    if (signal === 'SIGKILL') {
+      const members = cgroup.members().length;
+      cgroup.kill();
+      return members;
+    }
+    const skip = new Set<number>();
+    for (const entry of signalled) skip.add(Number(entry));
+    const reached = cgroup.signalMembers(signal, skip);
+    for (const pid of skip) signalled.add(String(pid));
+    return reached;
+  }
+
   private enterPhase(phase: Phase, reason?: string): void {
     this.phase = phase;
     const s = this.snapshot();
@@ -656,11 +785,32 @@ export class TreeSupervisor {
 
   private cleanUp(): void {
     this.clientWatch?.stop();
+    this.removeCgroup();
     this.options.guard?.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.state.close();
     for (const [event, listener] of this.listeners) process.removeListener(event, listener);
     this.listeners.length = 0;
+  }
+
+  /**
+   * Removes the run's cgroup, then lets its guard go. A cgroup that still holds a process (a
+   * runner that failed to start, still exiting) is killed and waited for, briefly.
+   */
+  private removeCgroup(): void {
+    const cgroup = this.cgroup;
+    if (!cgroup) return;
+    let removed = cgroup.remove();
+    if (!removed) {
+      cgroup.kill();
+      const deadline = performance.now() + 1000;
+      while (!removed && performance.now() < deadline) {
+        if (!cgroup.populated()) removed = cgroup.remove();
+      }
+      this.reapAdopted();
+    }
+    if (!removed) this.options.log(`warning: cannot remove ${cgroup.directory}`);
+    this.cgroupGuard?.release();
   }
 }

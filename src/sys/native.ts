@@ -36,6 +36,7 @@ interface Bindings {
   poll: ((fds: Buffer, count: number, timeoutMs: number) => number) & {
     async: (fds: Buffer, count: number, timeoutMs: number, done: (error: unknown, result: number) => void) => void;
   };
+  getxattr: (path: string, name: string, value: Buffer, size: number) => number;
 }
 
 let bindings: Bindings | undefined;
@@ -82,6 +83,7 @@ export async function loadNative(): Promise<boolean> {
       pipe2: libc.func('int pipe2(_Inout_ void *fds, int flags)'),
       tee: libc.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
       poll: libc.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
+      getxattr: libc.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
     } as unknown as Bindings;
     return true;
   } catch (error) {
@@ -279,4 +281,15 @@ export function pollBlockingAsync(fds: Buffer, count: number): Promise<number> {
       else resolve(result);
     });
   });
+}
+
+/**
+ * An extended attribute of a file as text (systemd marks the cgroups it delegates with one);
+ * undefined when it is absent, unreadable, or native calls are not loaded.
+ */
+export function readExtendedAttribute(path: string, name: string): string | undefined {
+  if (!bindings) return undefined;
+  const value = Buffer.alloc(256);
+  const length = bindings.getxattr(path, name, value, value.length);
+  return length < 0 ? undefined : value.toString('utf8', 0, length);
 }

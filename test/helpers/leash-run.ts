@@ -81,8 +81,14 @@ export function liveDescendantsOf(pid: number): number[] {
   });
 }
 
-/** The death supervisor that guards a `leash run` (its child, started with an owner token). */
+/**
+ * The guard of a `leash run` (its child): the death supervisor, started with an owner token, or,
+ * contained in a cgroup, the shell named leash-guard.
+ */
 export function guardOf(leashPid: number): number | undefined {
-  return scanAllStats().find((stat) => stat.ppid === leashPid &&
-    (readCommandLine(stat.pid) ?? []).includes('--owner-token'))?.pid;
+  return scanAllStats().find((stat) => {
+    if (stat.ppid !== leashPid) return false;
+    const command = readCommandLine(stat.pid) ?? [];
+    return command.includes('--owner-token') || command.includes('leash-guard');
+  })?.pid;
 }

@@ -65,7 +65,8 @@ test('a quiet tree: the next walk, within about a second, finds a scrubbed setsi
   // The runner waits (no process comes or goes) until the test opens the FIFO, then makes the
   // escapee: own session, an environment with only the test's mark (so the test can end it).
   const script = `read x < '${go}'; setsid env -i LEASH_TEST_MARK=${mark} sleep 1001 & exec sleep 1000`;
-  const leash = startLeash(['run', '--grace', '1', '--', 'sh', '-c', script], mark);
+  // The process-tree containment (no cgroup): the one whose guard learns groups from walks.
+  const leash = startLeash(['run', '--grace', '1', '--', 'sh', '-c', script], mark, { LEASH_CONTAINMENT: 'tree' });
   const leashPid = leash.child.pid as number;
   assert.ok(await waitUntil(() => liveDescendantsOf(leashPid).length >= 1, 10_000), `never started: ${leash.stderr()}`);
   // The sweep backs off (200 ms, doubling) to its quiet pace; right after a walk at that pace,

@@ -1,0 +1,34 @@
+// Which containment `leash run` uses: a cgroup v2 of its own where the hierarchy's owner allows
+// it (src/sys/cgroup.ts says when), else the process tree it supervises as a child subreaper.
+import { assessOwnCgroup, TreeCgroup } from '../sys/cgroup.js';
+
+/** LEASH_CONTAINMENT: `auto` (the default) or `tree` (never a cgroup). */
+export const CONTAINMENT_VARIABLE = 'LEASH_CONTAINMENT';
+
+export type Containment = { cgroup: TreeCgroup } | { cgroup: undefined; reason: string };
+
+/** Makes the run's cgroup where one is usable; otherwise says why not. */
+export function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Containment {
+  const wanted = env[CONTAINMENT_VARIABLE] || 'auto';
+  if (wanted === 'tree') return { cgroup: undefined, reason: `${CONTAINMENT_VARIABLE}=tree` };
+  if (wanted !== 'auto') warn(`${CONTAINMENT_VARIABLE}='${wanted}' is neither auto nor tree; using auto`);
+  const assessment = assessOwnCgroup();
+  if (!assessment.usable) return { cgroup: undefined, reason: assessment.reason };
+  const cgroup = TreeCgroup.create(assessment.place);
+  if (typeof cgroup === 'string') return { cgroup: undefined, reason: cgroup };
+  // Moving a process needs write access to the common ancestor's cgroup.procs too: try it on
+  // leash itself now, not at the runner's start.
+  try {
+    cgroup.enter();
+    cgroup.leave();
+  } catch (error) {
+    try {
+      cgroup.leave();
+    } catch {
+      // never entered
+    }
+    cgroup.remove();
+    return { cgroup: undefined, reason: `cannot move a process into ${cgroup.directory}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+  }
+  return { cgroup };
+}

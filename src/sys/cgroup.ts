@@ -1,0 +1,370 @@
+// cgroup v2 for `leash run`: find the hierarchy this process lives in (unified, or the v2 part of
+// a hybrid mount: never assumed to be at /sys/fs/cgroup), decide whether the rules of its owner
+// let us make a child cgroup there, and drive that child (kill, freeze, "is it empty").
+//
+// Whose cgroup is it? As root on a host no service manager runs (or in a container's own cgroup
+// namespace), root's. Under systemd only a cgroup systemd delegated (Delegate=yes; systemd 251+
+// marks it with the xattr trusted.delegate or user.delegate) may get children: systemd's
+// "Control Group APIs and Delegation" forbids creating cgroups anywhere else, even as root.
+// Elsewhere an unprivileged user may use a cgroup delegated the kernel's way: the directory, its
+// cgroup.procs and cgroup.subtree_control owned by that user.
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { closeFd, NativeError, openPidfd, readExtendedAttribute, signalPidfd } from './native.js';
+import { readProcText } from './proc-text.js';
+import { signalProcess, type SignalOutcome } from './processes.js';
+import { randomHex } from './random.js';
+import { signalNumber } from './verified-signal.js';
+
+export interface CgroupMount {
+  /** Where the hierarchy is mounted here. */
+  mountPoint: string;
+  /** Which cgroup of the hierarchy that mount shows at its top ("/" unless bind-mounted deeper). */
+  root: string;
+  readOnly: boolean;
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal. */
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+/** Every cgroup2 mount listed in a /proc/<pid>/mountinfo text. */
+export function parseCgroup2Mounts(mountinfo: string): CgroupMount[] {
+  const mounts: CgroupMount[] = [];
+  for (const line of mountinfo.split('\n')) {
+    const separator = line.indexOf(' - ');
+    if (separator < 0) continue;
+    const fields = line.slice(0, separator).split(' ');
+    const [fstype] = line.slice(separator + 3).split(' ');
+    if (fstype !== 'cgroup2' || fields.length < 6) continue;
+    const options = (fields[5] ?? '').split(',');
+    mounts.push({ root: unescapeMountField(fields[3] ?? '/'), mountPoint: unescapeMountField(fields[4] ?? ''), readOnly: options.includes('ro') });
+  }
+  return mounts;
+}
+
+/** The v2 path from a /proc/<pid>/cgroup text (its `0::` line), or undefined. */
+export function parseUnifiedPath(procCgroup: string): string | undefined {
+  for (const line of procCgroup.split('\n')) {
+    if (line.startsWith('0::')) return line.slice(3).trim();
+  }
+  return undefined;
+}
+
+/** A cgroup as a path inside the hierarchy and as a directory here. */
+export interface CgroupLocation {
+  path: string;
+  directory: string;
+  mount: CgroupMount;
+}
+
+/**
+ * Maps a cgroup path to its directory through a mount that shows it: the last one listed, since a
+ * later mount at the same place (a read-only bind over the hierarchy) hides the earlier ones.
+ */
+export function locateCgroup(path: string, mounts: readonly CgroupMount[]): CgroupLocation | undefined {
+  for (const mount of [...mounts].reverse()) {
+    const root = mount.root === '/' ? '' : mount.root;
+    if (path !== mount.root && !path.startsWith(`${root}/`)) continue;
+    return { path, directory: join(mount.mountPoint, path.slice(root.length)), mount };
+  }
+  return undefined;
+}
+
+export type CgroupAssessment =
+  | { usable: true; place: CgroupLocation; authority: 'root' | 'delegated' }
+  | { usable: false; reason: string };
+
+export interface AssessOptions {
+  mountinfo?: string;
+  procCgroup?: string;
+  euid?: number;
+  /** Whether systemd is the service manager here (sd_booted: /run/systemd/system exists). */
+  systemd?: boolean;
+}
+
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readProcText(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function ownerOf(path: string): number | undefined {
+  try {
+    return statSync(path).uid;
+  } catch {
+    return undefined;
+  }
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether systemd marked the cgroup at `directory` as delegated (systemd 251 and later). */
+function hasDelegationMark(directory: string): boolean {
+  return readExtendedAttribute(directory, 'trusted.delegate') === '1' || readExtendedAttribute(directory, 'user.delegate') === '1';
+}
+
+/** Whether this process may make child cgroups in its own v2 cgroup, and if not, why. */
+export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
+  if (process.platform !== 'linux') return { usable: false, reason: `no cgroups on ${process.platform}` };
+  const mountinfo = options.mountinfo ?? readOrUndefined('/proc/self/mountinfo');
+  const procCgroup = options.procCgroup ?? readOrUndefined('/proc/self/cgroup');
+  if (mountinfo === undefined || procCgroup === undefined) return { usable: false, reason: 'cannot read /proc/self/mountinfo or /proc/self/cgroup' };
+  const mounts = parseCgroup2Mounts(mountinfo);
+  if (mounts.length === 0) return { usable: false, reason: 'no cgroup v2 hierarchy is mounted' };
+  const path = parseUnifiedPath(procCgroup);
+  if (path === undefined || !path.startsWith('/')) return { usable: false, reason: 'this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)' };
+  const place = locateCgroup(path, mounts);
+  if (!place) return { usable: false, reason: `no cgroup v2 mount here shows this process's cgroup ${path}` };
+  if (place.mount.readOnly) return { usable: false, reason: `${place.mount.mountPoint} is mounted read-only` };
+  const euid = options.euid ?? process.geteuid?.() ?? -1;
+  const systemd = options.systemd ?? existsSync('/run/systemd/system');
+  let authority: 'root' | 'delegated';
+  if (systemd) {
+    // Never create cgroups in a unit systemd did not delegate, not even as root.
+    if (!hasDelegationMark(place.directory)) {
+      return { usable: false, reason: `systemd manages ${path} and has not delegated it (run under \`systemd-run --user --scope -p Delegate=yes\`)` };
+    }
+    authority = 'delegated';
+  } else if (euid === 0) {
+    authority = 'root';
+  } else {
+    const files = [place.directory, join(place.directory, 'cgroup.procs'), join(place.directory, 'cgroup.subtree_control')];
+    const stranger = files.find((file) => ownerOf(file) !== euid);
+    if (stranger !== undefined) return { usable: false, reason: `${path} is not delegated to uid ${euid} (${stranger} is not ours)` };
+    authority = 'delegated';
+  }
+  if (!writable(place.directory) || !writable(join(place.directory, 'cgroup.procs'))) {
+    return { usable: false, reason: `${place.directory} is not writable` };
+  }
+  return { usable: true, place, authority };
+}
+
+/** Prefix of the cgroups `leash run` makes; the rest is leash's pid and a random part. */
+export const RUN_CGROUP_PREFIX = 'leash-run-';
+
+/** The whole text of a cgroup file, or undefined (gone, unreadable). */
+function readCgroupFile(directory: string, file: string): string | undefined {
+  return readOrUndefined(join(directory, file));
+}
+
+/** What a cgroup's member file lists: the pids of its processes, one a line. */
+function parsePids(text: string | undefined): number[] {
+  if (text === undefined) return [];
+  const pids: number[] = [];
+  for (const line of text.split('\n')) {
+    const pid = Number(line);
+    if (line.length > 0 && Number.isInteger(pid) && pid > 0) pids.push(pid);
+  }
+  return pids;
+}
+
+/** Whether pid's v2 cgroup is `path` or below it. */
+function memberOf(pid: number, path: string): boolean | undefined {
+  const own = parseUnifiedPath(readOrUndefined(`/proc/${pid}/cgroup`) ?? '');
+  if (own === undefined) return undefined;
+  return own === path || own.startsWith(`${path}/`);
+}
+
+/**
+ * A cgroup of our own holding one command's tree: made fresh (a unique name) in the cgroup this
+ * process is in, removed once empty. Its processes are found and ended by the kernel's record,
+ * not by walking /proc.
+ */
+export class TreeCgroup {
+  private watcher: FSWatcher | undefined;
+  readonly hasKill: boolean;
+
+  private constructor(readonly parent: CgroupLocation, readonly path: string, readonly directory: string) {
+    this.hasKill = existsSync(join(directory, 'cgroup.kill'));
+  }
+
+  /** Makes a fresh child cgroup of `parent`; a string says why it could not. */
+  static create(parent: CgroupLocation): TreeCgroup | string {
+    removeAbandoned(parent);
+    const name = `${RUN_CGROUP_PREFIX}${process.pid}-${randomHex(4)}`;
+    const directory = join(parent.directory, name);
+    try {
+      mkdirSync(directory);
+    } catch (error) {
+      return `cannot create ${directory}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+    }
+    const cgroup = new TreeCgroup(parent, `${parent.path === '/' ? '' : parent.path}/${name}`, directory);
+    // cgroup.events (4.5+) says when it empties; cgroup.kill (5.14) or cgroup.freeze (5.2) ends it.
+    const missing = !existsSync(join(directory, 'cgroup.events'))
+      ? 'cgroup.events'
+      : !cgroup.hasKill && !existsSync(join(directory, 'cgroup.freeze')) ? 'cgroup.kill and cgroup.freeze' : undefined;
+    if (missing !== undefined) {
+      cgroup.remove();
+      return `this kernel's cgroup v2 has no ${missing}`;
+    }
+    return cgroup;
+  }
+
+  /** Moves a process (all its threads) into this cgroup. Throws on failure. */
+  enter(pid = process.pid): void {
+    writeFileSync(join(this.directory, 'cgroup.procs'), String(pid));
+  }
+
+  /** Moves a process back to the parent cgroup. Throws on failure. */
+  leave(pid = process.pid): void {
+    writeFileSync(join(this.parent.directory, 'cgroup.procs'), String(pid));
+  }
+
+  /** The pids in this cgroup and in any cgroup the tree made below it. */
+  members(): number[] {
+    const pids: number[] = [];
+    const visit = (directory: string, depth: number) => {
+      pids.push(...parsePids(readCgroupFile(directory, 'cgroup.procs')));
+      if (depth > 32) return;
+      let entries;
+      try {
+        entries = readdirSync(directory, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) if (entry.isDirectory()) visit(join(directory, entry.name), depth + 1);
+    };
+    visit(this.directory, 0);
+    return pids;
+  }
+
+  /** Whether a live process is in the cgroup or below (cgroup.events `populated`). */
+  populated(): boolean {
+    const events = readCgroupFile(this.directory, 'cgroup.events');
+    // Gone or unreadable: nothing can be in a cgroup that is not there.
+    return events !== undefined && /^populated 1$/m.test(events);
+  }
+
+  /** Calls `onChange` when cgroup.events changes (inotify): "populated 0" needs no polling. */
+  watch(onChange: () => void): void {
+    if (this.watcher) return;
+    try {
+      this.watcher = watch(join(this.directory, 'cgroup.events'), { persistent: false }, () => onChange());
+      this.watcher.on('error', () => undefined);
+    } catch {
+      this.watcher = undefined;
+    }
+  }
+
+  /** Whether the watch could be set: without it the caller must look by itself. */
+  get watching(): boolean {
+    return this.watcher !== undefined;
+  }
+
+  freeze(frozen: boolean): boolean {
+    try {
+      writeFileSync(join(this.directory, 'cgroup.freeze'), frozen ? '1' : '0');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Sends `signal` to every member, each by identity: the pid is pinned with a pidfd, then its
+   * cgroup is read and must still be this one (or below), then the signal goes through the
+   * descriptor; a reused pid is never hit. Without pidfds the membership is read right before
+   * kill(2). Returns how many were reached; pids signalled are added to `skip`.
+   */
+  signalMembers(signal: NodeJS.Signals, skip?: Set<number>): number {
+    let reached = 0;
+    for (const pid of this.members()) {
+      if (skip?.has(pid)) continue;
+      // Recorded as done whatever the outcome: once per pid is enough (cgroup.kill ends the rest).
+      skip?.add(pid);
+      if (signalMember(pid, this.path, signal) === 'sent') reached += 1;
+    }
+    return reached;
+  }
+
+  /**
+   * Ends every process of the cgroup at once: cgroup.kill (Linux 5.14+), else the cgroup is
+   * frozen (nothing in it can fork or exit by itself), each member SIGKILLed, and thawed.
+   */
+  kill(): void {
+    if (this.hasKill) {
+      try {
+        writeFileSync(join(this.directory, 'cgroup.kill'), '1');
+        return;
+      } catch {
+        // fall through to the freezer
+      }
+    }
+    this.freeze(true);
+    for (let round = 0; round < 100; round += 1) {
+      if (this.signalMembers('SIGKILL') === 0) break;
+    }
+    this.freeze(false);
+  }
+
+  /** Removes the cgroup; false while it still holds a process (or is gone or not ours). */
+  remove(): boolean {
+    this.watcher?.close();
+    this.watcher = undefined;
+    try {
+      rmdirSync(this.directory);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  }
+}
+
+function signalMember(pid: number, path: string, signal: NodeJS.Signals): SignalOutcome {
+  let fd: number | undefined;
+  try {
+    fd = openPidfd(pid);
+  } catch (error) {
+    if (error instanceof NativeError && error.code === 'ESRCH') return 'gone';
+    fd = undefined;
+  }
+  try {
+    const member = memberOf(pid, path);
+    if (member === undefined) return 'gone';
+    if (!member) return 'denied';
+    return fd === undefined ? signalProcess(pid, signal) : signalPidfd(fd, signalNumber(signal));
+  } finally {
+    if (fd !== undefined) closeFd(fd);
+  }
+}
+
+/**
+ * Removes the empty cgroups left by runs of leash whose leash and guard both died (SIGKILL of
+ * both): rmdir only ever succeeds on an empty cgroup, and one whose leash still runs is skipped.
+ */
+function removeAbandoned(parent: CgroupLocation): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent.directory);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(RUN_CGROUP_PREFIX)) continue;
+    const pid = Number(name.slice(RUN_CGROUP_PREFIX.length).split('-')[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || signalProcess(pid, 0) !== 'gone') continue;
+    try {
+      rmdirSync(join(parent.directory, name));
+    } catch {
+      // not empty, or not ours: left alone
+    }
+  }
+}
+
+/** The one-line description of the containment in force, for stderr and `leash status`. */
+export function describeContainment(cgroup: TreeCgroup | undefined, fallbackReason?: string): string {
+  return cgroup
+    ? `cgroup v2 (${cgroup.directory})`
+    : `process tree (subreaper)${fallbackReason ? `; no usable cgroup: ${fallbackReason}` : ''}`;
+}

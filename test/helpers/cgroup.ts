@@ -1,0 +1,72 @@
+// Plumbing for the cgroup tests: where the test process's own v2 cgroup is, and scratch cgroups
+// made there that are always emptied and removed after the test, pass or fail.
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { assessOwnCgroup, parseUnifiedPath, type CgroupLocation } from '../../src/sys/cgroup.js';
+import { loadNative } from '../../src/sys/native.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { randomHex } from '../../src/sys/random.js';
+
+/** The test process's own cgroup when it may make children there (root here), else why not. */
+export async function usableCgroup(): Promise<CgroupLocation | string> {
+  if (process.platform !== 'linux') return `${process.platform} has no cgroups`;
+  await loadNative();
+  const assessment = assessOwnCgroup();
+  if (!assessment.usable) return assessment.reason;
+  if (assessment.authority !== 'root') return 'these tests make and chown cgroups: they need root';
+  return assessment.place;
+}
+
+/** The v2 cgroup path of a process, or undefined. */
+export function cgroupOf(pid: number): string | undefined {
+  try {
+    return parseUnifiedPath(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function populated(directory: string): boolean {
+  try {
+    return /^populated 1$/m.test(readFileSync(join(directory, 'cgroup.events'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Kills everything in a cgroup and below, then removes them all, deepest first. */
+export async function destroyCgroup(directory: string): Promise<void> {
+  if (!existsSync(directory)) return;
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    if (entry.isDirectory()) await destroyCgroup(join(directory, entry.name));
+  }
+  if (populated(directory)) {
+    try {
+      writeFileSync(join(directory, 'cgroup.kill'), '1');
+    } catch {
+      // no cgroup.kill: what is left is reported by the rmdir below
+    }
+    await waitUntil(() => !populated(directory), 5000);
+  }
+  rmdirSync(directory);
+}
+
+/**
+ * A scratch cgroup below `parent`, optionally handed to `uid` the kernel's way (the directory
+ * and its files chowned), destroyed after the test.
+ */
+export function scratchCgroup(
+  t: { after: (fn: () => Promise<void> | void) => void },
+  parent: CgroupLocation,
+  uid?: number,
+): { directory: string; path: string } {
+  const name = `leash-test-${randomHex(4)}`;
+  const directory = join(parent.directory, name);
+  mkdirSync(directory); // the kernel fills it with its files
+  t.after(() => destroyCgroup(directory));
+  if (uid !== undefined) {
+    chownSync(directory, uid, uid);
+    for (const file of ['cgroup.procs', 'cgroup.subtree_control', 'cgroup.threads']) chownSync(join(directory, file), uid, uid);
+  }
+  return { directory, path: `${parent.path === '/' ? '' : parent.path}/${name}` };
+}
