@@ -8,8 +8,20 @@ import {
 import { OWNER_TOKEN_VARIABLE, type ControlCommand } from '../supervisor/protocol.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
+  proveLeader,
+  proveMembers,
+  proveMembersSoon,
+  recordGroupMembers,
+  signalProven,
+  unprovenGroupNotice,
+  type MembershipEvidence,
+  type MembershipProof,
+  type ProcessIdentityMark,
+} from '../sys/group-membership.js';
+import {
   checkGroupIdentity,
   isProcessAlive,
+  LEADER_ALREADY_GONE,
   liveGroups,
   ownProcessGroupId,
   groupLeaderIdentity,
@@ -18,6 +30,7 @@ import {
   signalProcess,
   type ProcessMark,
 } from '../sys/processes.js';
+import { scanAllStatsInSlices } from '../sys/group-membership.js';
 import { escapeesOfGroupInSlices, type EscapeeMark } from '../sys/tree.js';
 import { waitUntil } from '../sys/wait.js';
 import { randomHex } from '../sys/random.js';
@@ -31,6 +44,15 @@ import { hasProcfs, isDeadState, readProcStat, type ProcStat } from '../sys/proc
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
+/**
+ * Members of owned groups by identity, recorded when the leader was found gone (the group owned
+ * without it, the leader's exit, each prune): once the leader is gone, the group's number proves
+ * nothing, and only these, the token carriers and what descends from them are signalled.
+ */
+const ownedMembers = new Map<number, ProcessIdentityMark[]>();
+/** Members recorded per group at most. */
+const MAX_RECORDED_MEMBERS = 256;
+const probeGroup = (pgid: number) => signalGroup(pgid, 0);
 /**
  * Groups let go on purpose with releaseProcessGroup, by identity: their members still carry our
  * token, so every supervisor is told to spare them. Bounded; gone groups are pruned.
@@ -178,6 +200,7 @@ function register(pgid: number, startTime: number | undefined): void {
 }
 
 function forget(pgid: number): void {
+  ownedMembers.delete(pgid);
   if (!owned.delete(pgid)) return;
   // Never written: the supervisor has nothing to forget.
   if (unwritten.delete(pgid)) {
@@ -260,6 +283,7 @@ function pruneGone(): void {
 async function pruneThoroughly(): Promise<void> {
   flushRegistrations();
   const leaderless = new Map<number, number | undefined>();
+  const unproven = new Map<number, number | undefined>();
   let looked = 0;
   for (const [pgid, startTime] of [...owned]) {
     if (++looked % PRUNE_SLICE === 0) await yieldToLoop();
@@ -271,13 +295,24 @@ async function pruneThoroughly(): Promise<void> {
       continue;
     }
     if (probe !== 'sent') continue;
-    // A recycled number is not our group, however alive it is.
-    if (checkGroupIdentity(pgid, startTime) !== 'ours') forget(pgid);
+    // A recycled number is not our group, however alive it is; without its leader, only its
+    // proven members keep it.
+    const identity = proveLeader(pgid, startTime, probeGroup);
+    if (identity === 'stale' || identity === 'gone') forget(pgid);
+    else if (identity === 'leaderless') unproven.set(pgid, startTime);
     else if (!isProcessAlive(pgid, startTime)) leaderless.set(pgid, startTime);
   }
   if (leaderless.size > 0) {
     for (const [pgid, live] of await liveMemberCountsInSlices(new Set(leaderless.keys()))) {
       if (live === 0 && owned.has(pgid) && owned.get(pgid) === leaderless.get(pgid)) forget(pgid);
+    }
+  }
+  if (unproven.size > 0) {
+    for (const [pgid, proof] of await proveMembersSoon(new Set(unproven.keys()), ownedEvidence(new Set(unproven.keys())))) {
+      if (!owned.has(pgid) || owned.get(pgid) !== unproven.get(pgid)) continue;
+      // What is proven now is recorded: a child proven by its parent stays proven once orphaned.
+      if (proof.proven.length > 0) ownedMembers.set(pgid, proof.proven.slice(0, MAX_RECORDED_MEMBERS));
+      else dropUnproven(pgid, proof);
     }
   }
   looked = 0;
@@ -318,7 +353,9 @@ function spawnOwned(command: string, args: readonly string[], options: SpawnOpti
   child.once('exit', () => {
     // The leader is gone; its group may live on (an `sh -c` wrapper's server). Forget it only
     // once nothing is left.
-    if (owned.has(pid) && signalGroup(pid, 0) === 'gone') forget(pid);
+    if (!owned.has(pid)) return;
+    if (signalGroup(pid, 0) === 'gone') forget(pid);
+    else recordMembersSoon(pid, owned.get(pid));
   });
   return child;
 }
@@ -347,8 +384,70 @@ function ownProcessGroup(pgid: number): boolean {
     );
     return false;
   }
-  register(pgid, groupLeaderIdentity(pgid));
+  const startTime = groupLeaderIdentity(pgid);
+  register(pgid, startTime);
+  // Owned without its leader: its members now are what proves it later (the supervisor records its own).
+  if (startTime === LEADER_ALREADY_GONE) ownedMembers.set(pgid, (recordGroupMembers(new Set([pgid])).get(pgid) ?? []).slice(0, MAX_RECORDED_MEMBERS));
   return true;
+}
+
+/** Groups whose leader exited this turn with members left, by the leader start time they were owned with. */
+const toRecord = new Map<number, number | undefined>();
+
+/**
+ * Records the live members of an owned group whose leader has just exited (its number still
+ * answers, so they are its members): later, they prove the group. One sliced scan of /proc for
+ * every leader that exited in the same turn.
+ */
+function recordMembersSoon(pgid: number, startTime: number | undefined): void {
+  if (!hasProcfs()) return;
+  toRecord.set(pgid, startTime);
+  if (toRecord.size > 1) return;
+  setImmediate(() => {
+    void scanAllStatsInSlices()
+      .then((stats) => {
+        const groups = new Map(toRecord);
+        toRecord.clear();
+        const found = recordGroupMembers(new Set(groups.keys()), stats);
+        for (const [group, start] of groups) {
+          if (owned.has(group) && owned.get(group) === start) ownedMembers.set(group, (found.get(group) ?? []).slice(0, MAX_RECORDED_MEMBERS));
+        }
+      })
+      .catch(() => toRecord.clear()); // the prune looks again
+  });
+}
+
+/** What proves a process ours: recorded members, our token, descent; groups owned on their own or let go are not entered. */
+function ownedEvidence(pgids: ReadonlySet<number>): MembershipEvidence {
+  return {
+    recorded: (pgid) => ownedMembers.get(pgid),
+    tokenEntry: `${OWNER_TOKEN_VARIABLE}=${ownerTokenValue()}`,
+    spare: (stat) => !pgids.has(stat.pgid) && isSparedGroup(stat.pgid),
+  };
+}
+
+/** Forgets a leaderless group that nothing proves ours; a warning says so when live members are left unsignalled. */
+function dropUnproven(pgid: number, proof: MembershipProof): void {
+  if (proof.unproven > 0) process.emitWarning(unprovenGroupNotice(pgid, proof.unproven), { code: 'LEASH_UNPROVEN_GROUP' });
+  forget(pgid);
+}
+
+/** The groups asked about in this turn, proven together from one sliced scan. */
+let proofBatch: { pgids: Set<number>; proofs: Promise<Map<number, MembershipProof>> } | undefined;
+
+/** The proof for one owned group whose leader is gone; every group asked about in the same turn shares the scan. */
+async function proveOwnedGroup(pgid: number): Promise<MembershipProof> {
+  if (!proofBatch) {
+    const pgids = new Set<number>();
+    const proofs = (async () => {
+      await yieldToLoop();
+      proofBatch = undefined;
+      return proveMembersSoon(pgids, ownedEvidence(pgids));
+    })();
+    proofBatch = { pgids, proofs };
+  }
+  proofBatch.pgids.add(pgid);
+  return (await proofBatch.proofs).get(pgid) ?? { proven: [], unproven: 0 };
 }
 
 /**
@@ -414,14 +513,27 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
   // longer descends from the group.
   const escapees = distinctMarks([...handling.earlier, ...(handling.find ? await escapeesOfOwnedGroup(pgid) : [])]);
   let result: TerminateResult;
+  let identity: ReturnType<typeof proveLeader> | undefined;
   if (!owned.has(pgid)) {
     result = { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
     // Let go of on purpose meanwhile: what escaped it goes with it, into its own life.
     if (isSpared(pgid, disowned)) return result;
-  } else if (checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') {
+  } else if ((identity = proveLeader(pgid, owned.get(pgid), probeGroup)) === 'stale' || identity === 'gone') {
     // Gone, or its number now names someone else's group: either way nothing of ours is left.
     forget(pgid);
     result = { pgid, owned: true, escalated: false, empty: true };
+  } else if (identity === 'leaderless') {
+    // Its number proves nothing now: only its proven members are ended, one by one.
+    const proof = await proveOwnedGroup(pgid);
+    if (proof.proven.length === 0) {
+      dropUnproven(pgid, proof);
+      result = { pgid, owned: true, escalated: false, empty: proof.unproven === 0 };
+    } else {
+      const [escalated, escapeesEscalated] = await Promise.all([endProven(proof.proven, graceMs), escapees.length > 0 && endEscapees(escapees, graceMs)]);
+      const after = await proveOwnedGroup(pgid);
+      if (after.proven.length === 0) dropUnproven(pgid, after);
+      return { pgid, owned: true, escalated: escalated || escapeesEscalated, empty: after.proven.length + after.unproven === 0 };
+    }
   } else {
     result = await endGroup(pgid, graceMs, escapees);
     if (result.empty) forget(pgid);
@@ -444,20 +556,47 @@ async function endGroup(pgid: number, graceMs: number, found: readonly EscapeeMa
     const deadline = performance.now() + graceMs;
     empty = await waitForGroupEmpty(pgid, graceMs);
     const escapeesGone = await waitForMarksGone(escapees, deadline - performance.now());
+    let members: ProcessIdentityMark[] = [];
     if (!empty) {
-      if (checkGroupIdentity(pgid, startTime) === 'ours') {
+      // Proven again: the leader may have exited on the TERM, leaving members behind.
+      const identity = proveLeader(pgid, startTime, probeGroup);
+      if (identity === 'leader' || identity === 'number') {
         escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
+      } else if (identity === 'leaderless') {
+        const proof = await proveOwnedGroup(pgid);
+        members = signalProven(proof.proven, 'SIGKILL');
+        escalated = members.length > 0;
+        if (proof.proven.length === 0) {
+          dropUnproven(pgid, proof);
+          empty = true;
+        }
       } else {
         empty = true;
       }
     }
     if (!escapeesGone && signalMarks(escapees, 'SIGKILL').length > 0) escalated = true;
     // The two waits after SIGKILL side by side: one KILL_WAIT_MS at most, as before escapees.
+    const membersGone = waitForMarksGone(members, KILL_WAIT_MS);
     [empty] = await Promise.all([empty || waitForGroupEmpty(pgid, KILL_WAIT_MS), escapeesGone || waitForMarksGone(escapees, KILL_WAIT_MS)]);
+    // A group left with none but unproven members (a stranger took the number) is empty of ours.
+    if (!empty && members.length > 0 && (await membersGone)) empty = (await proveOwnedGroup(pgid)).proven.length === 0;
   } catch {
     // Never into the caller; the state below tells what happened.
   }
   return { pgid, owned: true, escalated, empty };
+}
+
+/** TERM, grace, KILL for proven members of a leaderless group, each by identity; whether any got SIGKILL. */
+async function endProven(members: readonly ProcessIdentityMark[], graceMs: number): Promise<boolean> {
+  try {
+    const reached = signalProven(members, 'SIGTERM');
+    if (await waitForMarksGone(reached, graceMs)) return false;
+    const killed = signalProven(reached, 'SIGKILL');
+    await waitForMarksGone(killed, KILL_WAIT_MS);
+    return killed.length > 0;
+  } catch {
+    return false; // never into the caller
+  }
 }
 
 /** TERM, grace, KILL for escapees alone (their group already gone or not ours to signal); whether any got SIGKILL. */
@@ -481,7 +620,10 @@ async function endEscapees(found: readonly EscapeeMark[], graceMs: number): Prom
  * are not escapees: they keep their own lives.
  */
 async function escapeesOfOwnedGroup(pgid: number): Promise<EscapeeMark[]> {
-  if (!hasProcfs() || !owned.has(pgid) || checkGroupIdentity(pgid, owned.get(pgid)) !== 'ours') return [];
+  if (!hasProcfs() || !owned.has(pgid)) return [];
+  // Walked from the leader: only while it is the recorded one (the walk starts at its pid).
+  const identity = proveLeader(pgid, owned.get(pgid), probeGroup);
+  if (identity !== 'leader' && identity !== 'number') return [];
   try {
     return await escapeesOfGroupInSlices(pgid, (stat) => isSparedGroup(stat.pgid));
   } catch {
@@ -529,8 +671,41 @@ function toEnd(mark: EscapeeMark): ProcStat | undefined {
 }
 
 /** Resolves true once no mark runs code any more (zombies count as gone), false at `budgetMs`. */
-function waitForMarksGone(marks: readonly ProcessMark[], budgetMs: number): Promise<boolean> {
+function waitForMarksGone(marks: readonly ProcessIdentityMark[], budgetMs: number): Promise<boolean> {
   return waitUntil(() => marks.every((mark) => !isProcessAlive(mark.pid, mark.startTime)), budgetMs);
+}
+
+/**
+ * Whether nothing of ours runs in a group any more. An owned group is settled by its leader while
+ * it is the recorded one (a probe and a stat read); without it, by the proof: a group whose live
+ * members are none of them provably ours (a stranger has the number) is empty of ours, and dropped.
+ */
+function ownedGroupIsEmptyNow(pgid: number): boolean {
+  const identity = owned.has(pgid) ? proveLeader(pgid, owned.get(pgid), probeGroup) : 'number';
+  if (identity === 'leader' || identity === 'number') return liveGroups([pgid]).size === 0;
+  if (identity === 'leaderless') {
+    const pgids = new Set([pgid]);
+    const proof = proveMembers(pgids, ownedEvidence(pgids)).get(pgid) ?? { proven: [], unproven: 0 };
+    if (proof.proven.length > 0) return false;
+    dropUnproven(pgid, proof);
+    return true;
+  }
+  forget(pgid);
+  return true;
+}
+
+/** ownedGroupIsEmptyNow without holding the event loop: a leaderless group waits for a shared sliced scan. */
+async function ownedGroupIsEmptySoon(pgid: number): Promise<boolean> {
+  const identity = owned.has(pgid) ? proveLeader(pgid, owned.get(pgid), probeGroup) : 'number';
+  if (identity === 'leader' || identity === 'number') return isGroupEmptyInSlices(pgid);
+  if (identity === 'leaderless') {
+    const proof = await proveOwnedGroup(pgid);
+    if (proof.proven.length > 0) return false;
+    if (owned.has(pgid)) dropUnproven(pgid, proof);
+    return true;
+  }
+  forget(pgid);
+  return true;
 }
 
 export const posixOwner: OwnerBackend = {
@@ -545,8 +720,8 @@ export const posixOwner: OwnerBackend = {
     return escapeesOfOwnedGroup(pgid);
   },
   // A probe and the leader's stat settle most groups; only a leaderless one costs a scan of /proc.
-  isEmpty: (pgid) => liveGroups([pgid]).size === 0,
-  isEmptySoon: isGroupEmptyInSlices,
+  isEmpty: ownedGroupIsEmptyNow,
+  isEmptySoon: ownedGroupIsEmptySoon,
   waitEmpty: waitForGroupEmpty,
   supervisorPid,
 };

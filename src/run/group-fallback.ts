@@ -5,6 +5,7 @@ import { ChildProcess } from 'node:child_process';
 import { liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } from '../sys/processes.js';
 import { hasProcfs } from '../sys/procfs.js';
+import { proveLeader, proveMembers, recordGroupMembers, signalProven, unprovenGroupNotice, type ProcessIdentityMark } from '../sys/group-membership.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { earlyStopRequest, FORWARDED_SIGNALS, stopSignals, treeSignalFor } from './signals.js';
 import { signalNumber } from '../sys/verified-signal.js';
@@ -40,7 +41,30 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     return started.code;
   }
   const pgid = started.pid ?? 0;
-  guard?.track(new Map([[pgid, groupLeaderIdentity(pgid)]]));
+  const leaderStart = groupLeaderIdentity(pgid);
+  guard?.track(new Map([[pgid, leaderStart]]));
+  // Once the runner (the leader) is gone, the group's number proves nothing: its members are
+  // recorded then, and only they, the token carriers and their descendants are signalled.
+  const recorded: ProcessIdentityMark[] = [];
+  const tokenEntry = guard ? `${RUN_TOKEN_VARIABLE}=${guard.token}` : undefined;
+  let unprovenReported = false;
+  /** 'group' while the leader is the runner; else the proven members (empty: none is ours). */
+  const ours = (): 'group' | ProcessIdentityMark[] => {
+    const identity = proveLeader(pgid, leaderStart, (group) => signalGroup(group, 0));
+    if (identity === 'leader' || identity === 'number') return 'group';
+    if (identity !== 'leaderless') return [];
+    const proof = proveMembers(new Set([pgid]), { recorded: () => recorded, tokenEntry }).get(pgid) ?? { proven: [], unproven: 0 };
+    if (proof.proven.length === 0 && proof.unproven > 0 && !unprovenReported) {
+      unprovenReported = true;
+      options.log(`warning: ${unprovenGroupNotice(pgid, proof.unproven)}`);
+    }
+    return proof.proven;
+  };
+  const signalTree = (signal: NodeJS.Signals) => {
+    const target = ours();
+    if (target === 'group') signalGroup(pgid, signal);
+    else recorded.push(...signalProven(target, signal));
+  };
   let phase: Phase = 'running';
   let exitCode: number | null = null;
   let requested: NodeJS.Signals | undefined;
@@ -61,11 +85,11 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   const stop = (signal: NodeJS.Signals) => {
     if (phase !== 'running') return;
     enter('stopping');
-    signalGroup(pgid, treeSignalFor(signal));
+    signalTree(treeSignalFor(signal));
     graceTimer = setTimeout(() => {
       escalated = true;
       enter('killing');
-      signalGroup(pgid, 'SIGKILL');
+      signalTree('SIGKILL');
     }, options.graceMs);
   };
   const forwarders = FORWARDED_SIGNALS.map((signal) => {
@@ -79,13 +103,15 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     const handler = () => {
       requested ??= signal;
       if (phase === 'running') stop(signal);
-      else signalGroup(pgid, treeSignalFor(signal));
+      else signalTree(treeSignalFor(signal));
     };
     process.on(signal, handler);
     return [signal, handler] as const;
   });
   const runnerExited = new Promise<void>((resolve) => started.once('exit', (code, signal) => {
     exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
+    // Members left behind hold the number now: recorded while they do.
+    if (hasProcfs() && signalGroup(pgid, 0) !== 'gone') recorded.push(...(recordGroupMembers(new Set([pgid])).get(pgid) ?? []));
     resolve();
   }));
   // A stop that arrived while the runner was starting, before these handlers: honoured now.
@@ -117,7 +143,12 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   // the leader, the runner, is gone), never a full scan per check.
   members = liveMemberCounts([pgid]).get(pgid) ?? 0;
   if (members > 0) stop('SIGTERM');
-  while (!(await waitForGroupEmpty(pgid, STATE_COUNT_MS))) {
+  // Waited for while something in it is provably ours (a stranger that took the number is not).
+  const oursLeft = () => {
+    const target = ours();
+    return target === 'group' || target.length > 0;
+  };
+  while (oursLeft() && !(await waitForGroupEmpty(pgid, STATE_COUNT_MS))) {
     members = liveMemberCounts([pgid]).get(pgid) ?? 0;
     state.publish();
   }

@@ -170,6 +170,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       if (released && registry.size === 0) return;
       teardown = tearDown({
         groups: registry.groups,
+        members: registry.members,
         graceMs: options.graceMs,
         ownerToken: options.ownerToken,
         disowned,

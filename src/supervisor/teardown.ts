@@ -4,8 +4,8 @@
 // empty); KILL what is left after the grace.
 import { hasProcfs, readChildrenOfThreads, readChildrenOnceStopped } from '../sys/procfs.js';
 import { FROZEN_WALK_BUDGET_MS, walkFrozenGroups, type FrozenWalk } from '../sys/tree.js';
+import { proveLeader, proveMembers, signalProven, unprovenGroupNotice, type ProcessIdentityMark } from '../sys/group-membership.js';
 import {
-  checkGroupIdentity,
   findEnvironmentCarriers,
   isProcessAlive,
   isSpared,
@@ -26,6 +26,8 @@ export interface TeardownPlan {
   graceMs: number;
   /** Sweep processes whose environment carries this token (Linux only). */
   ownerToken?: string;
+  /** Members recorded for groups registered without their leader (registry.ts): proof once the leader is gone. */
+  members?: ReadonlyMap<number, readonly ProcessIdentityMark[]>;
   /** Groups the owner let go on purpose: the sweep spares their members while each group is provably still that one. */
   disowned?: GroupRecord;
   /** Holds the list of what is stopped during the freeze, and SIGKILLs it if this process dies meanwhile. */
@@ -59,6 +61,8 @@ export interface TeardownReport {
   termedGroups: number[];
   /** Registered groups left alone because their number now names another group. */
   staleGroups: number[];
+  /** Leaderless groups left alone because none of their members is provably ours (see group-membership.ts). */
+  unprovenGroups: number[];
   /** Processes outside those groups that were signalled: descendants that left them, token carriers. */
   strays: number[];
   /** Groups or processes that were still alive after the grace and got SIGKILL. */
@@ -71,7 +75,8 @@ export interface TeardownReport {
  * the owner's death and the first SIGTERM.
  */
 export async function warmUpTeardown(ownPgid: number): Promise<void> {
-  checkGroupIdentity(ownPgid, undefined);
+  proveLeader(ownPgid, undefined, probeGroup);
+  proveMembers(new Set(), {});
   isProcessAlive(process.pid);
   liveGroups([ownPgid]);
   if (hasProcfs()) {
@@ -83,8 +88,10 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
   await tearDown({ groups: new Map(), graceMs: 0 });
 }
 
+const probeGroup = (pgid: number) => signalGroup(pgid, 0);
+
 export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
-  const report: TeardownReport = { termedGroups: [], staleGroups: [], strays: [], killed: 0 };
+  const report: TeardownReport = { termedGroups: [], staleGroups: [], unprovenGroups: [], strays: [], killed: 0 };
 
   // Registered groups first: they are the common case and must not wait on the sweep. Where
   // /proc can show their descendants, they are frozen (SIGSTOP) rather than ended: a member that
@@ -97,12 +104,16 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // Started at the first registration. Not started here: its spawn would cost milliseconds before
   // the first signal. (An EOF that comes first finds none, and its freeze is uncovered.)
   const watchdog = freeze && plan.watchdog?.pid !== undefined ? plan.watchdog : undefined;
+  // By number only while the leader is the recorded one (one stat read each); a group whose leader
+  // is gone is ended member by member, each proven ours, after the others have their signals.
   const proven: number[] = [];
+  const leaderless = new Set<number>();
   for (const [pgid, startTime] of plan.groups) {
     if (pgid === watchdog?.pid) continue; // its own group, never a target
-    const identity = checkGroupIdentity(pgid, startTime);
+    const identity = proveLeader(pgid, startTime, probeGroup);
     if (identity === 'stale') report.staleGroups.push(pgid);
-    else if (identity === 'ours') proven.push(pgid);
+    else if (identity === 'leader' || identity === 'number') proven.push(pgid);
+    else if (identity === 'leaderless') leaderless.add(pgid);
   }
   // The watchdog learns what is about to be stopped before it is (one write for every group).
   // A list the pipe could not take whole (tens of thousands of groups) covers no freeze: the
@@ -124,6 +135,31 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       signalProcess(mark.pid, signal);
       report.strays.push(mark.pid);
     };
+    // Members of frozen groups, by identity: proof for a group whose leader exits during the grace.
+    const frozenMembers = new Map<number, ProcessIdentityMark[]>();
+    const spare = (stat: { pid: number; pgid: number }) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned);
+    const tokenEntry = plan.ownerToken ? `${OWNER_TOKEN_VARIABLE}=${plan.ownerToken}` : undefined;
+    /** Ends the proven members of leaderless groups, one by one by identity; drops (and reports) a group with none. */
+    const endLeaderless = (pgids: ReadonlySet<number>, signal: NodeJS.Signals): number => {
+      if (pgids.size === 0) return 0;
+      const recorded = (pgid: number) => [...(plan.members?.get(pgid) ?? []), ...(frozenMembers.get(pgid) ?? []), ...strays.values()];
+      let reached = 0;
+      for (const [pgid, proof] of proveMembers(pgids, { recorded, tokenEntry, spare })) {
+        if (proof.proven.length === 0) {
+          if (proof.unproven > 0) {
+            report.unprovenGroups.push(pgid);
+            plan.notify?.(unprovenGroupNotice(pgid, proof.unproven));
+          }
+          continue;
+        }
+        for (const mark of signalProven(proof.proven.filter((mark) => !strays.has(mark.pid)), signal)) {
+          strays.set(mark.pid, mark);
+          report.strays.push(mark.pid);
+          reached += 1;
+        }
+      }
+      return reached;
+    };
     if (freeze) {
       // Escapees are stopped as they are found (a running one could fork faster than the walk),
       // put on the watchdog's list first (one write for the escapees among one parent's children).
@@ -132,7 +168,12 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       try {
         walk = walkFrozenGroups(groups, {
           stopEscapees: true,
-          spare: (stat) => stat.pid === watchdog?.pid || isSpared(stat.pgid, plan.disowned),
+          spare,
+          onMember: (stat) => {
+            const list = frozenMembers.get(stat.pgid);
+            if (list) list.push(stat);
+            else frozenMembers.set(stat.pgid, [stat]);
+          },
           beforeStop: (stats) => {
             if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
             // Not on the watchdog's list (its pipe is full): left running, ended with the others
@@ -158,6 +199,10 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
         // The watchdog's list stays until the teardown is over: a supervisor killed during the
         // grace has its SIGKILL done by the watchdog, and no write competes with the thaw.
       }
+      // Off the path to the first signals: the frozen members go on the watchdog's list by
+      // identity, so that a supervisor killed during the grace has them KILLed even where their
+      // leader exited on the TERM (the watchdog signals a group by number only with its leader).
+      if (watchdog && frozenMembers.size > 0) watchdog.holdProcesses([...frozenMembers.values()].flat());
       const signalled = new Set(stopped.map((mark) => mark.pid));
       for (const stat of walk.escapees) {
         if (!signalled.has(stat.pid) && isProcessAlive(stat.pid, stat.startTime)) signalStray(stat, 'SIGTERM');
@@ -170,6 +215,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       }
     }
     report.termedGroups.push(...ours);
+    endLeaderless(leaderless, 'SIGTERM');
 
     // Then whatever carries the token outside those groups: the spawn gap, and escapees whose
     // parent chain no longer leads into a group. Returns how many newcomers it found (and signalled).
@@ -214,15 +260,25 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
 
     if (await waitUntil(() => settled('SIGTERM'), plan.graceMs)) return report;
 
-    // Escalate, re-proving every identity first.
+    // Escalate, re-proving every identity first: a group whose leader exited meanwhile (a wrapper
+    // that ended on SIGTERM) is ended member by member, each proven (frozen with it, recorded,
+    // carrying the token, or below one of those); one with no proven member is dropped.
     sweep('SIGKILL');
+    const lostLeaders = new Set(leaderless);
     for (const pgid of groups) {
-      if (checkGroupIdentity(pgid, plan.groups.get(pgid)) !== 'ours') continue;
+      const identity = proveLeader(pgid, plan.groups.get(pgid), probeGroup);
+      if (identity === 'leaderless') lostLeaders.add(pgid);
+      if (identity !== 'leader' && identity !== 'number') {
+        groups.delete(pgid);
+        forget([pgid], []);
+        continue;
+      }
       if (signalGroup(pgid, 'SIGKILL') === 'sent') report.killed += 1;
     }
+    report.killed += endLeaderless(lostLeaders, 'SIGKILL');
     for (const [pid, mark] of strays) {
       if (!isProcessAlive(pid, mark.startTime)) continue;
-      if (signalProcess(pid, 'SIGKILL') === 'sent') report.killed += 1;
+      if (signalProven([mark], 'SIGKILL').length > 0) report.killed += 1;
     }
     // SIGKILL cannot be refused; wait briefly so our exit means "done".
     await waitUntil(() => settled('SIGKILL'), 2000);

@@ -47,9 +47,9 @@ started() {
 for entry in $groups; do
   pgid=\${entry%%:*} start=\${entry#*:} now=$(started "\${entry%%:*}")
   case $gone in *" -$pgid "*) continue ;; esac
-  # A leader with another start time: the number names another group now. No leader: its
-  # members hold the number (a group number is not reused while one lives).
-  if [ "$start" = - ] || [ -z "$now" ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
+  # By number only while the leader is the one listed: without it the number may name a
+  # stranger's group (its members that were frozen are listed one by one, as p lines).
+  if [ "$start" = - ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
 done
 for entry in $procs; do
   pid=\${entry%%:*}

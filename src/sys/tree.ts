@@ -249,6 +249,8 @@ export interface FrozenWalkOptions {
    * them first, say). Returning false leaves them running: they are walked as running processes.
    */
   beforeStop?: (stats: ProcStat[]) => boolean;
+  /** Told of each member of the groups met below a leader or in the scan (not the leaders themselves). */
+  onMember?: (stat: ProcStat) => void;
   /** Processes read at most (members and escapees): the walk is cut there. Default 4096. */
   maxProcesses?: number;
   /** Time the walk may take at most, in milliseconds: it is cut there. Default 200. */
@@ -306,6 +308,7 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
     if (isDeadState(stat.state)) return true; // a zombie has handed its children on already
     if (pgids.has(stat.pgid)) {
       members.push({ pid: stat.pid, threads: stat.threads ?? 0 });
+      options.onMember?.(stat);
       return true;
     }
     if (options.spare?.(stat)) {

@@ -1,0 +1,59 @@
+// The stranger case (issue 19): an owned group whose leader exited while a member lived on; the
+// member exits, and a stranger's double-fork daemon takes the group's number with no leader. The
+// number answers a probe, but nothing in it is ours: the owner's death (the supervisor),
+// terminateOwned and leash run's guard must leave the stranger alone. Forced in a private pid
+// namespace through ns_last_pid (root only).
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { exited, FIXTURES, JsonLines, killMarked, LIBRARY_ENTRY, markedEnv, newMark } from '../helpers/processes.js';
+
+const canUnshare =
+  process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+const skip = canUnshare ? false : 'needs root and unshare --pid';
+
+interface Outcome {
+  pgid: number;
+  stranger: number;
+  reused: boolean;
+  strangerAlive: boolean;
+  controlAlive: boolean;
+  result: { empty: boolean; escalated: boolean } | null;
+  error?: string;
+}
+
+async function runStranger(scenario: 'owner-death' | 'terminate' | 'guard-death'): Promise<Outcome> {
+  const mark = newMark();
+  try {
+    const run = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, FIXTURES + 'stranger-group.mjs', scenario], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
+    });
+    const outcome = await new JsonLines(run).next<Outcome>(40_000);
+    assert.equal(outcome.error, undefined);
+    // The case really happened: the stranger's daemon is in a group with the owned number, no leader.
+    assert.equal(outcome.reused, true, 'the stranger did not take the group number');
+    assert.equal((await exited(run)).code, 0);
+    return outcome;
+  } finally {
+    await killMarked(mark);
+  }
+}
+
+test('the owner SIGKILLed: its supervisor spares a stranger that took a leaderless group\'s number', { skip }, async () => {
+  const outcome = await runStranger('owner-death');
+  assert.equal(outcome.controlAlive, false, 'the teardown did not run (the control group lives)');
+  assert.equal(outcome.strangerAlive, true, 'the stranger was signalled');
+});
+
+test('terminateOwned of a leaderless group whose number a stranger took: the stranger lives, the group is dropped', { skip }, async () => {
+  const outcome = await runStranger('terminate');
+  assert.equal(outcome.strangerAlive, true, 'the stranger was signalled');
+  assert.equal(outcome.result?.escalated, false);
+});
+
+test('leash run\'s guard with a group recorded without its leader: a stranger at its number survives the guard\'s teardown', { skip }, async () => {
+  const outcome = await runStranger('guard-death');
+  assert.equal(outcome.controlAlive, false, 'the teardown did not run (the control group lives)');
+  assert.equal(outcome.strangerAlive, true, 'the stranger was signalled');
+});
