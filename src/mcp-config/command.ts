@@ -179,9 +179,11 @@ function status(all: Loaded[], options: Options, launcher: Launcher): number {
     writeData(`${JSON.stringify({ launcher, files }, null, 2)}\n`);
   } else {
     let text = `leash: ${launcher.node} ${launcher.script}\n`;
+    // Missing files are named when asked for by name, or when none was found (where it looked).
+    const nameMissing = options.clients.length > 0 || options.file !== undefined || all.every((loaded) => !loaded.file);
     for (const loaded of all) {
       if (!loaded.file && !loaded.unreadable) {
-        if (options.clients.length > 0 || options.file) text += `${header(loaded)}: no such file\n`;
+        if (nameMissing) text += `${header(loaded)}: no such file\n`;
         continue;
       }
       text += `${header(loaded)}\n`;
