@@ -262,6 +262,23 @@ export class TreeCgroup {
     return this.watcher !== undefined;
   }
 
+  /**
+   * Freezes the cgroup and waits (briefly, spinning: sleeping processes freeze at once) until the
+   * kernel says every member is frozen. False, thawed again, when that does not come in time (a
+   * process in uninterruptible sleep) or the cgroup cannot be frozen.
+   */
+  private freezeNow(budgetMs = 20): boolean {
+    if (!this.freeze(true)) return false;
+    const deadline = performance.now() + budgetMs;
+    do {
+      const events = readCgroupFile(this.directory, 'cgroup.events');
+      if (events === undefined) break;
+      if (/^frozen 1$/m.test(events)) return true;
+    } while (performance.now() < deadline);
+    this.freeze(false);
+    return false;
+  }
+
   freeze(frozen: boolean): boolean {
     try {
       writeFileSync(join(this.directory, 'cgroup.freeze'), frozen ? '1' : '0');
@@ -272,12 +289,29 @@ export class TreeCgroup {
   }
 
   /**
-   * Sends `signal` to every member, each by identity: the pid is pinned with a pidfd, then its
-   * cgroup is read and must still be this one (or below), then the signal goes through the
-   * descriptor; a reused pid is never hit. Without pidfds the membership is read right before
-   * kill(2). Returns how many were reached; pids signalled are added to `skip`.
+   * Sends `signal` to every member, each proven a member when signalled: while the cgroup is
+   * frozen; where it cannot be frozen in time, each by identity (the pid pinned with a pidfd, its
+   * cgroup read and still this one or below, the signal sent through the descriptor; without
+   * pidfds the membership is read right before kill(2)). A reused pid is never hit. Returns how
+   * many were reached; pids signalled are added to `skip`.
    */
   signalMembers(signal: NodeJS.Signals, skip?: Set<number>): number {
+    // Frozen, no member can exit, nor reap one: every pid listed stays that member until the
+    // thaw, so plain kill(2) is proof enough, at a microsecond a member (the check by identity
+    // below costs ~0.3 ms a member: 60 ms for a 200-process tree on a loaded machine).
+    if (this.freezeNow()) {
+      let reached = 0;
+      try {
+        for (const pid of this.members()) {
+          if (skip?.has(pid)) continue;
+          skip?.add(pid);
+          if (signalProcess(pid, signal) === 'sent') reached += 1;
+        }
+      } finally {
+        this.freeze(false);
+      }
+      return reached;
+    }
     let reached = 0;
     for (const pid of this.members()) {
       if (skip?.has(pid)) continue;
@@ -286,6 +320,16 @@ export class TreeCgroup {
       if (signalMember(pid, this.path, signal) === 'sent') reached += 1;
     }
     return reached;
+  }
+
+  /** Whether `pid` is in this cgroup (or below) now. */
+  holds(pid: number): boolean {
+    return memberOf(pid, this.path) === true;
+  }
+
+  /** Signals one member by identity (see signalMembers). */
+  signalMember(pid: number, signal: NodeJS.Signals): SignalOutcome {
+    return signalMember(pid, this.path, signal);
   }
 
   /**
@@ -301,11 +345,10 @@ export class TreeCgroup {
         // fall through to the freezer
       }
     }
-    this.freeze(true);
+    // SIGKILL reaches frozen processes; what the freezer has not caught yet is caught next round.
     for (let round = 0; round < 100; round += 1) {
       if (this.signalMembers('SIGKILL') === 0) break;
     }
-    this.freeze(false);
   }
 
   /** Removes the cgroup; false while it still holds a process (or is gone or not ours). */
