@@ -3,9 +3,11 @@
 // let us make a child cgroup there, and drive that child (kill, freeze, "is it empty").
 //
 // Whose cgroup is it? As root on a host no service manager runs (or in a container's own cgroup
-// namespace), root's. Under systemd only a cgroup systemd delegated (Delegate=yes; systemd 251+
-// marks it with the xattr trusted.delegate or user.delegate) may get children: systemd's
-// "Control Group APIs and Delegation" forbids creating cgroups anywhere else, even as root.
+// namespace), root's. Under systemd only a cgroup systemd delegated (Delegate=yes) may get
+// children: systemd's "Control Group APIs and Delegation" forbids creating cgroups anywhere else,
+// even as root. The system manager (251+) marks those with the xattr trusted.delegate and
+// user.delegate; a user manager marks nothing (src/core/cgroup.c returns before it for user
+// managers), so there only the user's word (LEASH_CONTAINMENT=cgroup) stands for the mark.
 // Elsewhere an unprivileged user may use a cgroup delegated the kernel's way: the directory, its
 // cgroup.procs and cgroup.subtree_control owned by that user.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
@@ -82,6 +84,12 @@ export interface AssessOptions {
   euid?: number;
   /** Whether systemd is the service manager here (sd_booted: /run/systemd/system exists). */
   systemd?: boolean;
+  /**
+   * The user says this process's cgroup was delegated to it (LEASH_CONTAINMENT=cgroup): a systemd
+   * user manager delegates (`systemd-run --user --scope -p Delegate=yes`) without marking the
+   * cgroup, so under systemd that word replaces the mark. Ownership and write access still count.
+   */
+  declaredDelegated?: boolean;
 }
 
 function readOrUndefined(path: string): string | undefined {
@@ -130,14 +138,15 @@ export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
   const euid = options.euid ?? process.geteuid?.() ?? -1;
   const systemd = options.systemd ?? existsSync('/run/systemd/system');
   let authority: 'root' | 'delegated';
-  if (systemd) {
+  if (systemd && !options.declaredDelegated && !hasDelegationMark(place.directory)) {
     // Never create cgroups in a unit systemd did not delegate, not even as root.
-    if (!hasDelegationMark(place.directory)) {
-      return { usable: false, reason: `systemd manages ${path} and has not delegated it (run under \`systemd-run --user --scope -p Delegate=yes\`)` };
-    }
-    authority = 'delegated';
-  } else if (euid === 0) {
-    authority = 'root';
+    return {
+      usable: false,
+      reason: `systemd manages ${path} and it carries no delegation mark (see docs/run.md: systemd-run --user --scope -p Delegate=yes env LEASH_CONTAINMENT=cgroup leash run ...)`,
+    };
+  }
+  if (euid === 0) {
+    authority = systemd ? 'delegated' : 'root';
   } else {
     const files = [place.directory, join(place.directory, 'cgroup.procs'), join(place.directory, 'cgroup.subtree_control')];
     const stranger = files.find((file) => ownerOf(file) !== euid);

@@ -43,7 +43,11 @@ test('the owner\'s rules', () => {
   // Under systemd, a cgroup without systemd's delegation mark is never written to, even by root.
   const systemd = assessOwnCgroup({ mountinfo: HYBRID, procCgroup, euid: 0, systemd: true });
   assert.equal(systemd.usable, false);
-  assert.match((systemd as { reason: string }).reason, /^systemd manages \/ and has not delegated it \(run under `systemd-run --user --scope -p Delegate=yes`\)$/);
+  assert.match((systemd as { reason: string }).reason, /^systemd manages \/ and it carries no delegation mark \(see docs\/run.md: systemd-run --user --scope -p Delegate=yes env LEASH_CONTAINMENT=cgroup leash run \.\.\.\)$/);
+  // The user's word (LEASH_CONTAINMENT=cgroup) stands for the mark a user manager never writes;
+  // ownership still counts.
+  const declared = assessOwnCgroup({ mountinfo: HYBRID, procCgroup, euid: 4242, systemd: true, declaredDelegated: true });
+  assert.match((declared as { reason: string }).reason, /is not delegated to uid 4242/);
   // Not root and not ours: the root cgroup belongs to root.
   const stranger = assessOwnCgroup({ mountinfo: HYBRID, procCgroup, euid: 4242, systemd: false });
   assert.equal(stranger.usable, false);
