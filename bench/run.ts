@@ -42,13 +42,19 @@ async function treeBelow(pid: number, size: number): Promise<number[]> {
   return [...walkDescendants(pid).keys()];
 }
 
-/** The runner of a `leash run`: its child that is not its guard (the death supervisor). */
+/** A guard of `leash run`: the death supervisor, or, contained in a cgroup, the leash-guard shell. */
+function isGuard(pid: number): boolean {
+  const command = readCommandLine(pid) ?? [];
+  return command.includes('--owner-token') || command.includes('leash-guard');
+}
+
+/** The runner of a `leash run`: its child that is not its guard. */
 function runnerOf(leashPid: number): number {
-  return (readChildren(leashPid) ?? []).find((pid) => !(readCommandLine(pid) ?? []).includes('--owner-token')) as number;
+  return (readChildren(leashPid) ?? []).find((pid) => !isGuard(pid)) as number;
 }
 
 function guardOf(leashPid: number): number | undefined {
-  return (readChildren(leashPid) ?? []).find((pid) => (readCommandLine(pid) ?? []).includes('--owner-token'));
+  return (readChildren(leashPid) ?? []).find(isGuard);
 }
 
 /** The command's tree among `pids`: neither the guard nor its watchdog (its one child), which end after leash. */

@@ -2,7 +2,10 @@
 // it (src/sys/cgroup.ts says when), else the process tree it supervises as a child subreaper.
 import { assessOwnCgroup, TreeCgroup } from '../sys/cgroup.js';
 
-/** LEASH_CONTAINMENT: `auto` (the default) or `tree` (never a cgroup). */
+/**
+ * LEASH_CONTAINMENT: `auto` (the default), `tree` (never a cgroup), or `cgroup` (this process's
+ * cgroup was delegated to it, mark or not: a systemd user manager's Delegate=yes scope).
+ */
 export const CONTAINMENT_VARIABLE = 'LEASH_CONTAINMENT';
 
 export type Containment = { cgroup: TreeCgroup } | { cgroup: undefined; reason: string };
@@ -11,8 +14,8 @@ export type Containment = { cgroup: TreeCgroup } | { cgroup: undefined; reason: 
 export function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Containment {
   const wanted = env[CONTAINMENT_VARIABLE] || 'auto';
   if (wanted === 'tree') return { cgroup: undefined, reason: `${CONTAINMENT_VARIABLE}=tree` };
-  if (wanted !== 'auto') warn(`${CONTAINMENT_VARIABLE}='${wanted}' is neither auto nor tree; using auto`);
-  const assessment = assessOwnCgroup();
+  if (!['auto', 'cgroup'].includes(wanted)) warn(`${CONTAINMENT_VARIABLE}='${wanted}' is none of auto, tree, cgroup; using auto`);
+  const assessment = assessOwnCgroup({ declaredDelegated: wanted === 'cgroup' });
   if (!assessment.usable) return { cgroup: undefined, reason: assessment.reason };
   const cgroup = TreeCgroup.create(assessment.place);
   if (typeof cgroup === 'string') return { cgroup: undefined, reason: cgroup };

@@ -67,6 +67,8 @@ const RUNNING_REAP_GAP_MS = 50;
  * after the stop began, when a tree that honours the signal is gone, then with each sweep.
  */
 const STOP_NEWCOMER_WALK_MS = 50;
+/** Contained: how long a stop's pass over the members goes on after its first group signal. */
+const CONTAINED_SIGNAL_SLICE_MS = 2;
 
 export interface TreeSupervisorOptions {
   command: string;
@@ -748,8 +750,12 @@ export class TreeSupervisor {
   }
 
   /**
-   * Contained: SIGKILL is cgroup.kill (every member at once, newcomers included); any other
-   * signal goes to each member by identity (src/sys/cgroup.ts), once per phase.
+   * Contained: SIGKILL is cgroup.kill (every member at once, newcomers included). Any other signal
+   * goes once per phase to each process group of the tree as a whole (one killpg through a
+   * witness proven a member of the cgroup, as the process tree does through a walked one), and to
+   * each member no group signal reached, by identity. Members are looked at for a couple of
+   * milliseconds after the first group signal at most: the rest is the next check's (50 ms later,
+   * once a tree that honours the signal is gone), not work on the CPU the dying tree needs.
    */
   private signalCgroup(cgroup: TreeCgroup, signal: NodeJS.Signals, signalled: Set<string>): number {
     if (signal === 'SIGKILL') {
@@ -757,11 +763,40 @@ export class TreeSupervisor {
       cgroup.kill();
       return members;
     }
-    const skip = new Set<number>();
-    for (const entry of signalled) skip.add(Number(entry));
-    const reached = cgroup.signalMembers(signal, skip);
-    for (const pid of skip) signalled.add(String(pid));
+    let reached = 0;
+    let firstGroupAt: number | undefined;
+    for (const pid of cgroup.members()) {
+      if (signalled.has(String(pid))) continue;
+      if (firstGroupAt !== undefined && performance.now() - firstGroupAt > CONTAINED_SIGNAL_SLICE_MS) break;
+      const stat = readProcStat(pid);
+      signalled.add(String(pid));
+      if (!stat || isDeadState(stat.state) || signalled.has(`group ${stat.pgid}`)) continue;
+      if (this.mayKillContainedGroup(cgroup, stat) && cgroup.holds(pid)) {
+        // Still the process read above (start time) and still in the group: the group is the tree's.
+        const outcome = signalGroupWithWitness(stat.pgid, stat, signal);
+        if (outcome === 'sent') {
+          signalled.add(`group ${stat.pgid}`);
+          firstGroupAt ??= performance.now();
+          reached += 1;
+          continue;
+        }
+      }
+      if (cgroup.signalMember(pid, signal) === 'sent') reached += 1;
+    }
     return reached;
+  }
+
+  /**
+   * Whether a member's process group may be signalled as a whole: never leash's own; in leash's
+   * session (--keep-terminal) only a group whose leader is a member (any process of a session may
+   * join any of its groups, the interactive shell's included). A group of a session the tree made
+   * holds the tree's processes only.
+   */
+  private mayKillContainedGroup(cgroup: TreeCgroup, stat: ProcStat): boolean {
+    if (stat.pgid <= 1 || stat.pgid === this.ownPgid) return false;
+    this.knownSid ??= readProcStat('self')?.sid;
+    if (this.knownSid !== undefined && stat.sid !== this.knownSid) return true;
+    return cgroup.holds(stat.pgid);
   }
 
   private enterPhase(phase: Phase, reason?: string): void {
