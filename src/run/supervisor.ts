@@ -26,6 +26,7 @@ import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verif
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { watchClientInput } from './client-watch.js';
+import { CommandCache, EndedRecord, nameProcesses } from './ended.js';
 import type { WriterWatch } from '../sys/writer-watch.js';
 import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
@@ -145,11 +146,24 @@ export class TreeSupervisor {
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
   private clientWatch: WriterWatch | undefined;
   private resumedFromSuspend = false;
+  private readonly ended: EndedRecord;
+  private readonly commands = new CommandCache();
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
       options.log(`warning: ${message}`),
     );
+    this.ended = new EndedRecord(options.statePath, (message) => options.log(`warning: ${message}`));
+  }
+
+  /** Names, on stderr and beside the state document, the live processes of the last walk, just sent `signal`. */
+  private nameEnded(signal: NodeJS.Signals): void {
+    // The runner that exited by itself was not ended by leash (the last walk may predate its exit).
+    const live = [...this.tree.values()].filter((stat) => !isDeadState(stat.state) &&
+      !(stat.pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL'));
+    if (live.length === 0) return;
+    const { named, total } = this.ended.add(live, signal, (stat) => this.commands.commandFor(stat));
+    this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} with ${signal}: ${nameProcesses(named, total)}`);
   }
 
   snapshot(): Omit<RunState, 'updated_at'> {
@@ -457,6 +471,8 @@ export class TreeSupervisor {
       if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
     }
     this.adopted = direct;
+    // While the tree runs only: a dying tree's command lines are the last running walk's.
+    if (this.phase === 'running' || this.phase === 'starting') this.commands.update(this.tree.values());
     this.guardGroups();
     if (this.phase === 'running') this.paceSweep(previous);
   }
@@ -557,6 +573,7 @@ export class TreeSupervisor {
       this.signalTree(signal);
     }
     this.enterPhase('stopping', reason);
+    this.nameEnded(signal);
     this.armSweep(STOPPING_SWEEP_MS);
     this.after(this.options.graceMs, () => this.escalate());
     // Otherwise the walk for newcomers comes later, leaving the CPU to the processes that are
@@ -581,6 +598,7 @@ export class TreeSupervisor {
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
     this.signalled.clear();
     this.signalTree('SIGKILL');
+    this.nameEnded('SIGKILL');
     // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
     this.after(KILL_REPEAT_MS, () => {
       this.signalled.clear();

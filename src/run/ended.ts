@@ -1,0 +1,119 @@
+// What `leash run` ended, by name: each process it signalled to take the tree down, with its
+// command line, written on stderr and beside the state document (`.<name>.ended`, read by
+// `leash status`), so a leftover is a name, not only a count. The document keeps its ten keys.
+import { basename, dirname, join } from 'node:path';
+import { readRegularFileBounded } from '../sys/bounded-read.js';
+import { readCommandLine, type ProcStat } from '../sys/procfs.js';
+import { replaceFileAtomically } from './state.js';
+
+export interface EndedProcess {
+  pid: number;
+  command: string;
+  /** The signal leash sent it: the stop signal, or SIGKILL once the grace was over. */
+  signal: string;
+}
+
+/** The record keeps this many; the count of the others is kept as `more`. */
+const RECORD_LIMIT = 100;
+/** stderr names this many per line. */
+const LINE_LIMIT = 8;
+const COMMAND_CHARS = 80;
+const RECORD_LIMIT_BYTES = 64 * 1024;
+
+/** A process's command line for a person: printable, one line, cut short; undefined once it is gone (a zombie has none). */
+export function commandOf(pid: number): string | undefined {
+  const words = readCommandLine(pid);
+  if (!words) return undefined;
+  // eslint-disable-next-line no-control-regex
+  const text = words.join(' ').replace(/[\u0000-\u001f\u007f]/g, '?');
+  return text.length > COMMAND_CHARS ? `${text.slice(0, COMMAND_CHARS - 1)}…` : text;
+}
+
+/** "1234 (sleep 60), 1240 (sh -c …) and 3 more", of `total` processes. */
+export function nameProcesses(list: readonly EndedProcess[], total = list.length, limit = LINE_LIMIT): string {
+  const shown = list.slice(0, limit);
+  const named = shown.map((entry) => `${entry.pid} (${entry.command})`).join(', ');
+  return total > shown.length ? `${named} and ${total - shown.length} more` : named;
+}
+
+export function endedRecordPath(statePath: string): string {
+  return join(dirname(statePath), `.${basename(statePath)}.ended`);
+}
+
+export interface EndedRecordContent {
+  ended: EndedProcess[];
+  more: number;
+}
+
+/**
+ * Command lines of a tree's processes, read once per process as walks first see it: by the time
+ * a stop names them, most have died (a zombie has no command line), and reading 200 of them
+ * before the signal would delay the stop.
+ */
+export class CommandCache {
+  private readonly known = new Map<string, string>();
+
+  /** Reads the newcomers of `stats` and forgets the processes no longer in it. */
+  update(stats: Iterable<ProcStat>): void {
+    const seen = new Set<string>();
+    for (const stat of stats) {
+      const id = `${stat.pid}:${stat.startTime}`;
+      seen.add(id);
+      if (this.known.has(id)) continue;
+      const command = commandOf(stat.pid);
+      if (command !== undefined) this.known.set(id, command);
+    }
+    for (const id of this.known.keys()) if (!seen.has(id)) this.known.delete(id);
+  }
+
+  /** The command line now if the process still has one (it may have exec'd since), else as last seen. */
+  commandFor(stat: ProcStat): string {
+    return commandOf(stat.pid) ?? this.known.get(`${stat.pid}:${stat.startTime}`) ?? '?';
+  }
+}
+
+/** Collects what a run ended; writes the record beside the state document, if there is one. */
+export class EndedRecord {
+  private readonly content: EndedRecordContent = { ended: [], more: 0 };
+
+  constructor(private readonly statePath: string | undefined, private readonly warn: (message: string) => void) {}
+
+  /** Names the processes of `stats` as sent `signal`: the first RECORD_LIMIT, and how many in all. */
+  add(stats: Iterable<ProcStat>, signal: string, commandFor: (stat: ProcStat) => string): { named: EndedProcess[]; total: number } {
+    const added: EndedProcess[] = [];
+    let skipped = 0;
+    for (const stat of stats) {
+      if (added.length >= RECORD_LIMIT) {
+        skipped += 1;
+        continue;
+      }
+      added.push({ pid: stat.pid, command: commandFor(stat), signal });
+    }
+    const room = Math.max(0, RECORD_LIMIT - this.content.ended.length);
+    this.content.ended.push(...added.slice(0, room));
+    this.content.more += added.length - Math.min(room, added.length) + skipped;
+    if (this.statePath !== undefined && added.length > 0) {
+      try {
+        replaceFileAtomically(endedRecordPath(this.statePath), JSON.stringify(this.content) + '\n');
+      } catch (error) {
+        this.warn(`cannot write ${endedRecordPath(this.statePath)} (${(error as Error).message})`);
+      }
+    }
+    return { named: added, total: added.length + skipped };
+  }
+}
+
+/** The record beside the document at `file`, or undefined (none, unreadable, malformed). */
+export function readEndedRecord(file: string): EndedRecordContent | undefined {
+  const read = readRegularFileBounded(endedRecordPath(file), RECORD_LIMIT_BYTES, { noFollow: true });
+  if (!read.ok) return undefined;
+  try {
+    const value = JSON.parse(read.text) as EndedRecordContent;
+    if (!Array.isArray(value.ended) || typeof value.more !== 'number') return undefined;
+    const ended = value.ended.filter((entry) =>
+      Number.isInteger(entry?.pid) && typeof entry.command === 'string' && typeof entry.signal === 'string');
+    return { ended, more: value.more };
+  } catch {
+    return undefined;
+  }
+}
