@@ -51,24 +51,36 @@ export interface EndedRecordContent {
  * before the signal would delay the stop.
  */
 export class CommandCache {
-  private readonly known = new Map<string, string>();
+  /** By pid:start; `confirmed` once read again after the walk that first saw it (a fork execs soon after). */
+  private readonly known = new Map<string, { pid: number; command: string; confirmed: boolean }>();
 
-  /** Reads the newcomers of `stats` and forgets the processes no longer in it. */
+  /** Reads the newcomers of `stats` (and, once more, last walk's), and forgets the processes no longer in it. */
   update(stats: Iterable<ProcStat>): void {
     const seen = new Set<string>();
     for (const stat of stats) {
       const id = `${stat.pid}:${stat.startTime}`;
       seen.add(id);
-      if (this.known.has(id)) continue;
+      const entry = this.known.get(id);
+      if (entry?.confirmed) continue;
       const command = commandOf(stat.pid);
-      if (command !== undefined) this.known.set(id, command);
+      if (command !== undefined) this.known.set(id, { pid: stat.pid, command, confirmed: entry !== undefined });
     }
     for (const id of this.known.keys()) if (!seen.has(id)) this.known.delete(id);
   }
 
-  /** The command line now if the process still has one (it may have exec'd since), else as last seen. */
+  /** Reads again the processes seen by one walk only (they may have exec'd since): before a stop's signal. */
+  confirmYoung(): void {
+    for (const entry of this.known.values()) {
+      if (entry.confirmed) continue;
+      const command = commandOf(entry.pid);
+      if (command !== undefined) entry.command = command;
+      entry.confirmed = true;
+    }
+  }
+
+  /** The command line now if the process still has one, else as last read. */
   commandFor(stat: ProcStat): string {
-    return commandOf(stat.pid) ?? this.known.get(`${stat.pid}:${stat.startTime}`) ?? '?';
+    return commandOf(stat.pid) ?? this.known.get(`${stat.pid}:${stat.startTime}`)?.command ?? '?';
   }
 }
 

@@ -148,6 +148,8 @@ export class TreeSupervisor {
   private resumedFromSuspend = false;
   private readonly ended: EndedRecord;
   private readonly commands = new CommandCache();
+  /** signal:pid:start of the processes already named as sent that signal. */
+  private readonly named = new Set<string>();
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
@@ -160,8 +162,10 @@ export class TreeSupervisor {
   private nameEnded(signal: NodeJS.Signals): void {
     // The runner that exited by itself was not ended by leash (the last walk may predate its exit).
     const live = [...this.tree.values()].filter((stat) => !isDeadState(stat.state) &&
-      !(stat.pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL'));
+      !(stat.pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL') &&
+      !this.named.has(`${signal}:${stat.pid}:${stat.startTime}`));
     if (live.length === 0) return;
+    for (const stat of live) this.named.add(`${signal}:${stat.pid}:${stat.startTime}`);
     const { named, total } = this.ended.add(live, signal, (stat) => this.commands.commandFor(stat));
     this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} with ${signal}: ${nameProcesses(named, total)}`);
   }
@@ -471,8 +475,8 @@ export class TreeSupervisor {
       if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
     }
     this.adopted = direct;
-    // While the tree runs only: a dying tree's command lines are the last running walk's.
-    if (this.phase === 'running' || this.phase === 'starting') this.commands.update(this.tree.values());
+    // Newcomers only (and last walk's once more): a process's command line is gone once it dies.
+    this.commands.update(this.tree.values());
     this.guardGroups();
     if (this.phase === 'running') this.paceSweep(previous);
   }
@@ -535,7 +539,10 @@ export class TreeSupervisor {
     this.reapAdopted();
     this.observe();
     if (this.phase === 'stopping' || this.phase === 'killing') {
+      // The processes the stop had not reached yet (newcomers), named too: before SIGKILL, after the stop signal.
+      if (this.phase === 'killing') this.nameEnded('SIGKILL');
       this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
+      if (this.phase === 'stopping') this.nameEnded(this.stopSignal);
     }
     const runnerDone = this.runnerExitCode !== null;
     if (runnerDone && this.tree.size === 0) {
@@ -560,6 +567,8 @@ export class TreeSupervisor {
   private beginStop(signal: NodeJS.Signals, reason: string): void {
     if (this.phase !== 'running') return;
     this.stopSignal = signal;
+    // Names of the processes seen by one walk only, read before they die (usually none or few).
+    this.commands.confirmYoung();
     // The groups of the last walk first: most of the tree has the signal within a millisecond.
     const reached = this.signalTree(signal);
     if (reached === 0) {
@@ -597,8 +606,9 @@ export class TreeSupervisor {
     this.escalated = true;
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
     this.signalled.clear();
-    this.signalTree('SIGKILL');
+    // Named first: a process has no command line left once killed.
     this.nameEnded('SIGKILL');
+    this.signalTree('SIGKILL');
     // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
     this.after(KILL_REPEAT_MS, () => {
       this.signalled.clear();
