@@ -24,7 +24,6 @@ const RECORD_LIMIT_BYTES = 64 * 1024;
 export function commandOf(pid: number): string | undefined {
   const words = readCommandLine(pid);
   if (!words) return undefined;
-  // eslint-disable-next-line no-control-regex
   const text = words.join(' ').replace(/[\u0000-\u001f\u007f]/g, '?');
   return text.length > COMMAND_CHARS ? `${text.slice(0, COMMAND_CHARS - 1)}…` : text;
 }
