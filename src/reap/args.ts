@@ -1,5 +1,6 @@
 // `leash reap` command line: flags, durations ("90s", "2h") and sizes ("100M", "1.5GiB").
 
+import { describeRange, parseGrace, REAP_GRACE } from '../config/grace.js';
 export const REAP_USAGE =
   'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--include-unknown] [--kill [--grace DURATION]]';
 
@@ -23,7 +24,7 @@ options:
                          --kill, end them (a process reap cannot see may still feed them)
   --kill                 end the listed trees: SIGTERM, the grace, SIGKILL, each target's
                          identity (pidfd, start time) proven right before each signal
-  --grace DURATION       between SIGTERM and SIGKILL (default 5s, at most 600s)
+  --grace TIME           between SIGTERM and SIGKILL: 5, 5s, 500ms, 1.5s, 2m (default 5s, at most 10m)
   -h, --help             this text
 
 List first, then --kill with the same filters: a daemon that never redirected its stdio
@@ -33,8 +34,7 @@ exit codes: 0 nothing found, 1 leaked trees found (with --kill: all ended), 2 --
 something running, 64 bad flags, 69 not supported here (needs Linux /proc).
 `;
 
-export const DEFAULT_GRACE_MS = 5000;
-const MAX_GRACE_MS = 600_000;
+export const DEFAULT_GRACE_MS = REAP_GRACE.fallback * 1000;
 
 export interface ReapArguments {
   json: boolean;
@@ -110,17 +110,19 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
         }
         break;
       }
-      case '--older-than':
       case '--grace': {
+        // The one grace syntax (src/config/grace.ts), shared with leash run and the variables.
+        const text = value() ?? '';
+        const seconds = parseGrace(text, REAP_GRACE);
+        if (seconds === undefined) return `--grace takes ${describeRange(REAP_GRACE)}, not '${text}'`;
+        parsed.graceMs = Math.round(seconds * 1000);
+        break;
+      }
+      case '--older-than': {
         const text = value();
         const seconds = text === undefined ? undefined : parseDuration(text);
         if (seconds === undefined) return `${flag} takes a duration such as 90s, 5m, 2h or 1d, not '${text ?? ''}'`;
-        if (flag === '--grace') {
-          if (seconds * 1000 > MAX_GRACE_MS) return `--grace is at most ${MAX_GRACE_MS / 1000}s`;
-          parsed.graceMs = Math.round(seconds * 1000);
-        } else {
-          parsed.olderThanSeconds = seconds;
-        }
+        parsed.olderThanSeconds = seconds;
         break;
       }
       case '--min-memory': {

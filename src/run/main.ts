@@ -20,6 +20,8 @@ export const DEFAULT_GRACE_SECONDS = RUN_GRACE.fallback;
 export const MIN_GRACE_SECONDS = RUN_GRACE.min;
 export const MAX_GRACE_SECONDS = RUN_GRACE.max;
 const EXIT_USAGE = 64;
+/** What --quiet drops: the phase lines and the names of what a stop ended. */
+const PROGRESS_LINE = /^(phase=|ending \d|killed \d)/;
 
 export interface RunArguments {
   graceMs: number;
@@ -143,7 +145,7 @@ export async function runMain(argv: string[]): Promise<number> {
   // --quiet drops the phase lines only: warnings and errors are always written.
   let quiet = false;
   const log = (line: string) => {
-    if (!(quiet && (line.startsWith('phase=') || line.startsWith('containment: ')))) writeDiagnostic(`leash run: ${line}\n`);
+    if (!(quiet && (PROGRESS_LINE.test(line) || line.startsWith('containment: ')))) writeDiagnostic(`leash run: ${line}\n`);
   };
   // Node's own warnings (the guard's link reports through them) go the same safe way.
   process.removeAllListeners('warning');

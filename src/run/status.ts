@@ -4,6 +4,7 @@ import { signalName } from '../sys/verified-signal.js';
 import { identityState, parseIdentity } from '../sys/process-identity.js';
 import { guardStandardOutput, writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { PHASES, STATE_FIELDS, serializeState, writerRecordPath, type RunState } from './state.js';
+import { readEndedRecord, type EndedRecordContent } from './ended.js';
 
 export const STATUS_USAGE = 'usage: leash status [--json] [--] [FILE]   (FILE defaults to $LEASH_STATE_PATH)';
 
@@ -81,7 +82,10 @@ export function validateState(value: unknown): RunState | string {
 }
 
 /** The document for a person. */
-export function describeState(state: RunState, now = Date.now(), writer?: WriterState): string {
+/** Rows of the processes a run ended (pid, command, the signal sent), at most this many. */
+const ENDED_ROWS = 20;
+
+export function describeState(state: RunState, now = Date.now(), writer?: WriterState, ended?: EndedRecordContent): string {
   const age = Math.max(0, Math.round((now - Date.parse(state.updated_at)) / 1000));
   const signal = state.termination_signal === null
     ? 'none'
@@ -103,6 +107,12 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
   ];
   if (writer) rows.push(['writer', describeWriter(state, writer)]);
   if (writer && writer.state !== 'unrecorded' && writer.containment !== undefined) rows.push(['containment', writer.containment]);
+  if (ended) {
+    const shown = ended.ended.slice(0, ENDED_ROWS);
+    for (const [index, entry] of shown.entries()) rows.push([index === 0 ? 'ended' : '', `${entry.pid} ${entry.command} (${entry.signal})`]);
+    const more = ended.ended.length - shown.length + ended.more;
+    if (more > 0) rows.push([shown.length === 0 ? 'ended' : '', `and ${more} more`]);
+  }
   return rows.map(([label, value]) => `${label.padEnd(12)} ${value}`).join('\n') + '\n';
 }
 
@@ -155,7 +165,8 @@ export async function statusMain(argv: string[]): Promise<number> {
   }
   const writer: WriterState = file === '-' ? { state: 'unrecorded' } : writerOf(file);
   const stale = writer.state === 'gone' && state.phase !== 'exited';
-  writeData(json ? serializeState(state) : describeState(state, Date.now(), writer));
+  const ended = file === '-' ? undefined : readEndedRecord(file);
+  writeData(json ? serializeState(state) : describeState(state, Date.now(), writer, ended));
   if (stale && json) {
     writeDiagnostic(`leash status: the leash run that wrote ${file} (pid ${writer.pid}) is gone; the document is stale\n`);
   }

@@ -28,6 +28,7 @@ import { StatePublisher, type Phase, type RunState } from './state.js';
 import { CgroupGuard } from './cgroup-guard.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { watchClientInput } from './client-watch.js';
+import { CommandCache, EndedRecord, nameProcesses } from './ended.js';
 import type { WriterWatch } from '../sys/writer-watch.js';
 import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
@@ -161,12 +162,29 @@ export class TreeSupervisor {
   private cgroupGuard: CgroupGuard | undefined;
   /** Processes in the cgroup at the last look (contained). */
   private memberCount = 0;
+  private readonly ended: EndedRecord;
+  private readonly commands = new CommandCache();
+  /** signal:pid:start of the processes already named as sent that signal. */
+  private readonly named = new Set<string>();
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.cgroup = options.cgroup;
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
       options.log(`warning: ${message}`),
     undefined, options.containment === undefined ? undefined : { containment: options.containment });
+    this.ended = new EndedRecord(options.statePath, (message) => options.log(`warning: ${message}`));
+  }
+
+  /** Names, on stderr and beside the state document, the live processes of the last walk, just sent `signal`. */
+  private nameEnded(signal: NodeJS.Signals): void {
+    // The runner that exited by itself was not ended by leash (the last walk may predate its exit).
+    const live = [...this.tree.values()].filter((stat) => !isDeadState(stat.state) &&
+      !(stat.pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL') &&
+      !this.named.has(`${signal}:${stat.pid}:${stat.startTime}`));
+    if (live.length === 0) return;
+    for (const stat of live) this.named.add(`${signal}:${stat.pid}:${stat.startTime}`);
+    const { named, total } = this.ended.add(live, signal, (stat) => this.commands.commandFor(stat));
+    this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} with ${signal}: ${nameProcesses(named, total)}`);
   }
 
   snapshot(): Omit<RunState, 'updated_at'> {
@@ -547,6 +565,8 @@ export class TreeSupervisor {
       if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
     }
     this.adopted = direct;
+    // Newcomers only (and last walk's once more): a process's command line is gone once it dies.
+    this.commands.update(this.tree.values());
     this.guardGroups();
     if (this.phase === 'running') this.paceSweep(previous);
   }
@@ -631,7 +651,10 @@ export class TreeSupervisor {
     this.reapAdopted();
     this.observe();
     if (this.phase === 'stopping' || this.phase === 'killing') {
+      // The processes the stop had not reached yet (newcomers), named too: before SIGKILL, after the stop signal.
+      if (this.phase === 'killing') this.nameEnded('SIGKILL');
       this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
+      if (this.phase === 'stopping') this.nameEnded(this.stopSignal);
     }
     const runnerDone = this.runnerExitCode !== null;
     if (runnerDone && this.treeIsEmpty()) {
@@ -657,6 +680,8 @@ export class TreeSupervisor {
   private beginStop(signal: NodeJS.Signals, reason: string): void {
     if (this.phase !== 'running') return;
     this.stopSignal = signal;
+    // Names of the processes seen by one walk only, read before they die (usually none or few).
+    this.commands.confirmYoung();
     // The groups of the last walk first: most of the tree has the signal within a millisecond.
     const reached = this.signalTree(signal);
     if (reached === 0) {
@@ -670,6 +695,7 @@ export class TreeSupervisor {
       this.signalTree(signal);
     }
     this.enterPhase('stopping', reason);
+    this.nameEnded(signal);
     this.armSweep(STOPPING_SWEEP_MS);
     this.after(this.options.graceMs, () => this.escalate());
     // Otherwise the walk for newcomers comes later, leaving the CPU to the processes that are
@@ -693,6 +719,8 @@ export class TreeSupervisor {
     this.escalated = true;
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
     this.signalled.clear();
+    // Named first: a process has no command line left once killed.
+    this.nameEnded('SIGKILL');
     this.signalTree('SIGKILL');
     // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
     this.after(KILL_REPEAT_MS, () => {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { describeRange, graceFromEnvironment, LIBRARY_GRACE, parseGrace, RUN_GRACE } from '../../src/config/grace.js';
+import { describeRange, graceFromEnvironment, LIBRARY_GRACE, parseGrace, REAP_GRACE, RUN_GRACE } from '../../src/config/grace.js';
 import { CLI_ENTRY, FIXTURES, killMarked, LIBRARY_ENTRY, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
 
 function leash(args: string[], extraEnv: NodeJS.ProcessEnv = {}, mark = newMark()) {
@@ -97,6 +97,20 @@ test('both grace settings: empty is unset, bad or out of range is a warning and 
   }
   assert.equal(parseGrace('1.5', LIBRARY_GRACE), undefined, 'milliseconds are whole');
   assert.equal(parseGrace('1.5', RUN_GRACE), 1.5);
+  // One syntax everywhere; a bare number is in the unit the setting's name says.
+  for (const [text, ms] of [['5s', 5000], ['500ms', 500], ['1.5s', 1500], ['2m', 120_000], ['.5s', 500], [' 7s ', 7000]] as const) {
+    assert.equal(parseGrace(text, LIBRARY_GRACE), ms, `LEASH_GRACE_MS=${text}`);
+    assert.equal(parseGrace(text, RUN_GRACE), ms / 1000, `--grace ${text}`);
+    assert.equal(parseGrace(text, REAP_GRACE), ms / 1000, `reap --grace ${text}`);
+  }
+  assert.equal(parseGrace('5', LIBRARY_GRACE), 5);
+  assert.equal(parseGrace('5', RUN_GRACE), 5);
+  for (const bad of ['5 s', '5sec', '1h', '-5s', 's', '0.0001s', '1e3ms']) {
+    for (const setting of [LIBRARY_GRACE, RUN_GRACE, REAP_GRACE]) assert.equal(parseGrace(bad, setting), undefined, `${setting.name} ${bad}`);
+  }
+  // leash run's cap fits slow shutdowns: ten minutes.
+  assert.equal(parseGrace('10m', RUN_GRACE), 600);
+  assert.equal(parseGrace('601s', RUN_GRACE), undefined);
   assert.equal(parseGrace('0.01', RUN_GRACE), undefined, 'below the minimum');
 });
 
@@ -115,7 +129,7 @@ await terminateOwned(spawnOwned('true', [], { stdio: 'ignore' }), { graceMs: 100
     assert.doesNotMatch(empty.stderr, /LEASH_GRACE_MS/);
     const bad = owner('soon');
     assert.equal(bad.status, 0, bad.stderr);
-    assert.match(bad.stderr, /ignoring LEASH_GRACE_MS='soon': expected whole milliseconds from 0 to 600000; using 3000/);
+    assert.match(bad.stderr, /ignoring LEASH_GRACE_MS='soon': expected a time such as 5s, 500ms or 1.5s, a bare number being milliseconds, from 0ms to 10m; using 3000/);
   } finally {
     await killMarked(mark);
   }

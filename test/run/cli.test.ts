@@ -66,7 +66,7 @@ test('usage errors exit 64 with the usage on stderr', async () => {
     assert.equal(result.code, 64, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, /usage: leash run/);
   }
-  const outOfRange = await runToEnd(['run', '--grace', '31', '--', 'true']);
+  const outOfRange = await runToEnd(['run', '--grace', '601', '--', 'true']);
   assert.equal(outOfRange.code, 64, outOfRange.stderr);
   // A bad LEASH_GRACE_SECONDS is a warning and the default, like LEASH_GRACE_MS (src/config/grace.ts).
   const badEnv = await runToEnd(['run', '--', 'true'], { LEASH_GRACE_SECONDS: 'ten' });
@@ -86,7 +86,13 @@ test('the grace comes from the flag or the environment and is bounded', () => {
   assert.ok(typeof fallback !== 'string');
   assert.equal(fallback.graceMs, 10_000);
   assert.equal(graceFromSeconds(0), 50);
-  assert.equal(graceFromSeconds(1000), 30_000);
+  assert.equal(graceFromSeconds(1000), 600_000);
+  const slow = parseRunArgs(['--grace', '5m', 'x'], {});
+  assert.ok(typeof slow !== 'string');
+  assert.equal(slow.graceMs, 300_000);
+  const fromEnv = parseRunArgs(['x'], { LEASH_GRACE_SECONDS: '250ms' });
+  assert.ok(typeof fromEnv !== 'string');
+  assert.equal(fromEnv.graceMs, 250);
   const both = parseRunArgs(['--grace', '1', '--state', '/x', '--die-with-parent', '--', 'x'], { LEASH_GRACE_SECONDS: '4', LEASH_STATE_PATH: '/y' });
   assert.ok(typeof both !== 'string');
   assert.equal(both.graceMs, 1000);

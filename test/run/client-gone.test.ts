@@ -90,3 +90,40 @@ test('client closes the server\'s stdin: a server that ignores EOF gets SIGTERM 
   assert.ok(order.every((at, index) => at >= 0 && (index === 0 || at > (order[index - 1] as number))), `${order}\n${lines.stderr}`);
   client.kill('SIGKILL');
 });
+
+test('--no-stdin-watch: a closed stdin changes nothing; a stdin that is not a pipe is said once', async (t) => {
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const client = startFixture(
+    'run/client.mjs',
+    ['pipe', process.execPath, CLI_ENTRY, 'run', '--die-with-parent', '--no-stdin-watch', '--grace', String(GRACE_S), 'sleep', '30'],
+    mark,
+    { stdio: ['pipe', 'pipe', 'pipe'], extraEnv: { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' } },
+  );
+  const lines = new JsonLines(client);
+  const { intermediary } = await lines.next<{ intermediary: number }>();
+  const leash = await leashBelow(intermediary);
+  assert.ok(await waitUntil(() => liveDescendantsOf(leash).length >= 1, 10_000), lines.stderr);
+  client.stdin?.write('close\n');
+  await lines.next<{ closed: boolean }>();
+  // Twice the EOF grace and the stop's: a watch would have ended the tree by then.
+  assert.equal(await waitUntil(() => !isProcessAlive(leash), 4 * GRACE_S * 1000 + 1000), false, lines.stderr);
+  assert.doesNotMatch(lines.stderr, /no writer left|phase=stopping/);
+  // (Its tree stays, as asked: the test's clean-up ends it.)
+  client.kill('SIGKILL');
+
+  // stdin /dev/null: nothing to watch, said once; the parent is still watched.
+  const plainMark = newMark();
+  t.after(() => killMarked(plainMark));
+  const plain = startFixture('run/parent.mjs', ['main', CLI_ENTRY, 'run', '--die-with-parent', '--grace', String(GRACE_S), 'sleep', '30'], plainMark, {
+    extraEnv: { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' },
+  });
+  const plainLines = new JsonLines(plain);
+  await plainLines.next<{ leash: number }>();
+  assert.ok(await waitUntil(() => /note: --die-with-parent: stdin is a null device/.test(plainLines.stderr), 10_000), plainLines.stderr);
+  plain.kill('SIGKILL');
+  await exited(plain);
+  assert.ok(await waitUntil(() => markedPids(plainMark).length === 0, 10_000), `left: ${markedPids(plainMark)}; ${plainLines.stderr}`);
+  assert.equal(plainLines.stderr.match(/note: --die-with-parent/g)?.length, 1);
+  assert.match(plainLines.stderr, /reason="parent died"/);
+});

@@ -180,7 +180,8 @@ test('SIGTSTP is ignored where leash run\'s process group is orphaned (nothing c
   signalProcess(pid, 'SIGTSTP');
   await stillForwarding(leash, pid, 'SIGTSTP');
   assert.notEqual(readProcStat(pid)?.state, 'T');
-  assert.match(err, /SIGTSTP ignored/);
+  // stderr is another pipe than the runner's stdout: its line may be read a moment later.
+  assert.ok(await waitUntil(() => /SIGTSTP ignored/.test(err), 5000), err);
   signalProcess(pid, 'SIGTERM');
   await stopsGracefully(leash, pid, 'SIGTERM');
 });
