@@ -3,7 +3,7 @@
 // (never `detached`), so the child would stay in this process's group. The argument rules, the
 // buffering, the error objects and util.promisify's form are Node's, written again here on top
 // of Node's spawn; spawn itself still validates file, args, cwd, env, uid, gid, shell and signal.
-import { spawn, type ChildProcess, type ExecException, type ExecFileOptions, type ExecOptions } from 'node:child_process';
+import { spawn, type ChildProcess, type ExecException, type ExecFileOptions, type ExecOptions, type PromiseWithChild } from 'node:child_process';
 import { constants } from 'node:os';
 import { getSystemErrorName, promisify } from 'node:util';
 import { createOwned, terminateOwned } from './owned-groups.js';
@@ -208,6 +208,16 @@ export function execOwned(command: string, optionsIn?: unknown, callbackIn?: unk
   const copy = { ...(options as object | undefined) } as OwnedExecOptions;
   copy.shell = typeof copy.shell === 'string' ? copy.shell : (true as unknown as string);
   return execFileOwned(command, copy as OwnedExecFileOptions, callback as ExecCallback | undefined);
+}
+
+// util.promisify's result type, declared as Node's types declare it for execFile and exec.
+type Outputs = { stdout: Output; stderr: Output };
+export declare namespace execFileOwned {
+  function __promisify__(file: string, args?: readonly string[] | null, options?: OwnedExecFileOptions | null): PromiseWithChild<Outputs>;
+  function __promisify__(file: string, options?: OwnedExecFileOptions | null): PromiseWithChild<Outputs>;
+}
+export declare namespace execOwned {
+  function __promisify__(command: string, options?: OwnedExecOptions | null): PromiseWithChild<Outputs>;
 }
 
 /**
