@@ -13,13 +13,14 @@ DENO_VERSION=2.9.6
 CACHE="${LEASH_RUNTIMES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/leash-runtimes}"
 
 mkdir -p "$CACHE"
-# The binaries come in each package's platform dependency; the packages' install scripts only
-# copy them into place, and npm may decline to run them: the copy in the platform package is used.
+# The binaries come in each package's platform dependency (@oven/bun-<platform>, @deno/<platform>).
+# Install scripts are not run (they only copy the binary into place, and could fetch from elsewhere
+# on platforms without such a package): the first candidate that answers --version is used.
 install_runtime() { # name version -> prints the binary's path, or nothing
   local name=$1 version=$2 dir="$CACHE/$1-$2"
   if [ ! -d "$dir/node_modules/$name" ]; then
     rm -rf "$dir" && mkdir -p "$dir"
-    if ! npm install --prefix "$dir" --no-audit --no-fund --no-save --fetch-retries=1 --fetch-timeout=60000 "$name@$version" >"$dir.log" 2>&1 </dev/null; then
+    if ! npm install --prefix "$dir" --no-audit --no-fund --no-save --ignore-scripts --fetch-retries=1 --fetch-timeout=60000 "$name@$version" >"$dir.log" 2>&1 </dev/null; then
       tail -3 "$dir.log" >&2 || true
       return 0
     fi
