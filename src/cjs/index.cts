@@ -7,5 +7,8 @@ const core: typeof Core = requireEsm(() => require('../index.js') as typeof Core
 declare namespace core {
   export type TerminateOptions = Core.TerminateOptions;
   export type TerminateResult = Core.TerminateResult;
+  export type ExecCallback = Core.ExecCallback;
+  export type OwnedExecFileOptions = Core.OwnedExecFileOptions;
+  export type OwnedExecOptions = Core.OwnedExecOptions;
 }
 export = core;

@@ -1,8 +1,8 @@
 // The owner library's public API: children that die with this process. Arguments are read and
 // validated here, once, for every platform; the work is done by the platform's backend, chosen
 // once below (process groups and a death supervisor on POSIX, Job Objects on Windows).
-import type { ChildProcess, SpawnOptions } from 'node:child_process';
-import type { OwnerBackend, TerminateOptions, TerminateResult } from './owner-backend.js';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import type { Launch, OwnerBackend, TerminateOptions, TerminateResult } from './owner-backend.js';
 import { ownerTokenValue, posixOwner } from './posix-owner.js';
 import type { EscapeeMark } from '../sys/tree.js';
 import { DEFAULT_GRACE_MS } from '../supervisor/protocol.js';
@@ -29,7 +29,15 @@ export function spawnOwned(command: string, options?: SpawnOptions): ChildProces
 export function spawnOwned(command: string, args?: SpawnArgs | null, options?: SpawnOptions): ChildProcess;
 export function spawnOwned(command: string, argsOrOptions?: SpawnArgs | SpawnOptions | null, maybeOptions?: SpawnOptions): ChildProcess {
   const { args, options } = spawnArguments(argsOrOptions, maybeOptions);
-  return backend.spawn(command, args, options);
+  return createOwned((final) => spawn(command, args, final), options);
+}
+
+/**
+ * For the other owned creators (forkOwned, execFileOwned): `launch` is Node's own creator, called
+ * once with `options` plus what the platform needs (POSIX: `detached`, the owner token in `env`).
+ */
+export function createOwned(launch: Launch, options: SpawnOptions): ChildProcess {
+  return backend.create(launch, options);
 }
 
 /**

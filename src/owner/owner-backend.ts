@@ -5,6 +5,9 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import type { EscapeeMark } from '../sys/tree.js';
 
+/** Node's creator of the child, called once with the final options. */
+export type Launch = (options: SpawnOptions) => ChildProcess;
+
 export interface TerminateOptions {
   /**
    * How long the group has to exit after SIGTERM before SIGKILL: default 3000 ms; clamped to
@@ -39,8 +42,12 @@ export interface TerminateResult {
 
 /** What a platform provides; arguments arrive already validated by the public API. */
 export interface OwnerBackend {
-  /** Spawns `command` so that it (and what it starts) dies with this process. */
-  spawn(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
+  /**
+   * Starts a child with `launch` (Node's spawn or fork, handed the options the platform needs:
+   * POSIX adds `detached` and the owner token to `env`) so that it, and what it starts, dies
+   * with this process.
+   */
+  create(launch: Launch, options: SpawnOptions): ChildProcess;
   /** Guards a group (POSIX) or process (Windows) started elsewhere; false, with a warning, if it cannot. */
   own(pgid: number): boolean;
   /** Stops guarding it on purpose. */

@@ -1,10 +1,6 @@
 // The owner library on POSIX: process groups that die with this process. The in-memory map below
 // is the record of truth; the death supervisor holds a copy that is replayed whenever it is replaced.
-import {
-  spawn,
-  type ChildProcess,
-  type SpawnOptions,
-} from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { OWNER_TOKEN_VARIABLE, type ControlCommand } from '../supervisor/protocol.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
@@ -38,7 +34,7 @@ import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { isGroupEmptyInSlices, liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
 import { RoundRobin } from './round-robin.js';
-import type { EscapeeHandling, OwnerBackend, TerminateResult } from './owner-backend.js';
+import type { EscapeeHandling, Launch, OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 import { hasProcfs, isDeadState, readProcStat, type ProcStat } from '../sys/procfs.js';
 
@@ -323,18 +319,18 @@ async function pruneThoroughly(): Promise<void> {
 }
 
 /**
- * `child_process.spawn`, except that the child leads a new process group (and session) that
- * is registered with this process's death supervisor when this turn's synchronous code ends
- * (registerSoon). `detached` is always true.
+ * `child_process.spawn` (or fork: `launch`), except that the child leads a new process group (and
+ * session) that is registered with this process's death supervisor when this turn's synchronous
+ * code ends (registerSoon). `detached` is always true.
  */
-function spawnOwned(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+function createOwned(launch: Launch, options: SpawnOptions): ChildProcess {
   // The supervisor exists before the child does, so the token sweep covers the spawn gap.
   supervisor().ensure();
   const env = { ...(options.env ?? process.env), [OWNER_TOKEN_VARIABLE]: ownerTokenValue() };
   let child: ChildProcess;
   try {
     // detached-spawn: ok — this is the owned-spawn helper; the group is registered at the turn's end.
-    child = spawn(command, args, { ...options, env, detached: true });
+    child = launch({ ...options, env, detached: true });
   } catch (error) {
     // Bad arguments throw as they would from spawn; the supervisor started for them goes.
     settle();
@@ -709,7 +705,7 @@ async function ownedGroupIsEmptySoon(pgid: number): Promise<boolean> {
 }
 
 export const posixOwner: OwnerBackend = {
-  spawn: spawnOwned,
+  create: createOwned,
   own: ownProcessGroup,
   release: releaseProcessGroup,
   owned: ownedProcessGroups,

@@ -20,6 +20,14 @@ function describeReceived(value: unknown): string {
   return `Received type ${typeof value} (${shown})`;
 }
 
+/** A RangeError with code ERR_OUT_OF_RANGE, worded as Node words it. */
+export function outOfRange(name: string, range: string, value: unknown): RangeError {
+  const shown = typeof value === 'number' ? String(value) : inspect(value);
+  const error = new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${shown}`) as RangeError & { code: string };
+  error.code = 'ERR_OUT_OF_RANGE';
+  return error;
+}
+
 /** A TypeError with code ERR_INVALID_ARG_TYPE, worded as Node words it. */
 export function invalidArgType(name: string, expected: string, value: unknown): TypeError {
   const kind = name.includes('.') ? 'property' : 'argument';

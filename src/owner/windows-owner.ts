@@ -11,7 +11,7 @@
 // - One job per owned child, nested in the owner job, so that terminateOwned can end one child's
 //   tree and tell when it is empty. What a child started in the instant between spawn and its
 //   assignment is in the owner job only: it dies with the owner, but terminateOwned misses it.
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import {
   activeProcessCount,
   assignToJob,
@@ -25,7 +25,7 @@ import {
   type Handle,
 } from '../sys/windows-jobs.js';
 import { waitUntil } from '../sys/wait.js';
-import type { OwnerBackend, TerminateResult } from './owner-backend.js';
+import type { Launch, OwnerBackend, TerminateResult } from './owner-backend.js';
 import { RoundRobin } from './round-robin.js';
 
 interface OwnedChild {
@@ -122,12 +122,12 @@ function adopt(pid: number): OwnedChild | string {
   return child;
 }
 
-/** spawnOwned on Windows: the spawn is Node's own (options as given, windowsHide and all). */
-export function spawnOwnedWindows(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+/** spawnOwned (or forkOwned) on Windows: the spawn is Node's own (options as given, windowsHide and all). */
+export function createOwnedWindows(launch: Launch, options: SpawnOptions): ChildProcess {
   joinOwnerJob();
   pruneSome();
   // Options as given: on Windows the child is in the owner job from its creation, detached or not.
-  const child = spawn(command, args, options);
+  const child = launch(options);
   const pid = child.pid;
   if (pid === undefined) return child;
   const adopted = adopt(pid);
@@ -232,7 +232,7 @@ export async function terminateOwnedWindows(pid: number | undefined): Promise<Te
 }
 
 export const windowsOwner: OwnerBackend = {
-  spawn: spawnOwnedWindows,
+  create: createOwnedWindows,
   own: ownProcessWindows,
   release: releaseProcessWindows,
   owned: ownedWindowsPids,

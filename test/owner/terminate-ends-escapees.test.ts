@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { test } from 'node:test';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ownProcessGroup, releaseProcessGroup, spawnOwned, terminateOwned } from '../../src/index.js';
-import { OwnedStdioClientTransport } from '../../src/mcp/index.js';
+import { DEFAULT_TERM_GRACE_MS, OwnedStdioClientTransport } from '../../src/mcp/index.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
@@ -107,14 +107,14 @@ test('the MCP transport\'s close(): a detached child of a server that leaves on 
   assert.equal(isProcessAlive(helper!), false, 'the server\'s detached helper outlived close()');
 });
 
-test('close() with graceMs NaN: the default grace, by terminateOwned\'s rule, also for an escapee that ignores SIGTERM', async (t) => {
+test('close() with graceMs NaN: the transport\'s default grace (2 s), by terminateOwned\'s rule, also for an escapee that ignores SIGTERM', async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
   const { transport, pids: [helper] } = await serverWithDetachedHelper(mark, "trap '' TERM; exec sleep 2081", { graceMs: Number.NaN, commands: ['sleep 2081'] });
   const started = performance.now();
   const closed = await Promise.race([transport.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 20_000, 'pending'))]);
   assert.equal(closed, 'closed', 'close() never resolved: a NaN grace was waited forever');
-  assert.ok(performance.now() - started >= 2500, 'the TERM-ignoring helper was not given the default grace');
+  assert.ok(performance.now() - started >= DEFAULT_TERM_GRACE_MS - 100, 'the TERM-ignoring helper was not given the default grace');
   assert.equal(isProcessAlive(helper!), false, 'the helper outlived close()');
 });
 

@@ -1,14 +1,38 @@
-// Owners under other runtimes: Bun and Deno run the library (and then the supervisor) themselves.
-// Neither is a dependency of this repository, so each test runs only when its binary is named:
+// Owners under other runtimes: Bun and Deno run the library (and then the supervisor) themselves,
+// and proc-leash/mcp with the real SDK. Neither is a dependency of this repository, so each test
+// runs only when its binary is named (scripts/test-runtimes.sh installs both from npm and does):
 //   LEASH_TEST_BUN=/path/to/bun LEASH_TEST_DENO=/path/to/deno node scripts/run-tests.mjs runtimes
-// (both install from npm: `npm install bun deno` in a scratch folder, then node_modules/.bin/...).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { JsonLines, killMarked, LIBRARY_ENTRY, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isProcessAlive } from '../../src/sys/processes.js';
+import { readProcStat } from '../../src/sys/procfs.js';
+import { JsonLines, killMarked, LIBRARY_ENTRY, markedEnv, markedPids, newMark, REPO_ROOT, waitForGone } from '../helpers/processes.js';
+import { wrappedServer } from '../mcp/chain.js';
+
+const MCP_ENTRY = fileURLToPath(new URL('../../src/mcp/index.js', import.meta.url));
+/** The SDK's Client by path: the script lives in a scratch folder, the SDK in this repository. */
+const SDK_CLIENT = join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client', 'index.js');
+
+/** Connects to the server named in LEASH_TEST_SERVER, lists its tools, waits for a line on stdin, closes. */
+const MCP_CLIENT = `
+import { Client } from ${JSON.stringify(pathToFileURL(SDK_CLIENT).href)};
+import { OwnedStdioClientTransport } from ${JSON.stringify(pathToFileURL(MCP_ENTRY).href)};
+const transport = new OwnedStdioClientTransport({ ...JSON.parse(process.env.LEASH_TEST_SERVER), stderr: 'ignore' });
+const client = new Client({ name: 'leash-runtime-test', version: '0.0.0' });
+await client.connect(transport);
+const { tools } = await client.listTools();
+console.log(JSON.stringify({ pgid: transport.pid, tools: tools.length }));
+process.stdin.once('data', async () => {
+  await client.close();
+  console.log(JSON.stringify({ closed: true }));
+  process.exit(0);
+});
+`;
 
 const OWNER = `
 import { spawnOwned, supervisorPid } from ${JSON.stringify(LIBRARY_ENTRY)};
@@ -19,7 +43,8 @@ setInterval(() => {}, 1000);
 
 const runtimes: Array<[string, string | undefined, string[]]> = [
   ['Bun', process.env.LEASH_TEST_BUN, []],
-  ['Deno', process.env.LEASH_TEST_DENO, ['run', '--allow-all']],
+  // The repository's node_modules as it is (npm's layout), for the SDK's own imports.
+  ['Deno', process.env.LEASH_TEST_DENO, ['run', '--allow-all', '--node-modules-dir=manual']],
 ];
 
 for (const [name, binary, flags] of runtimes) {
@@ -40,5 +65,32 @@ for (const [name, binary, flags] of runtimes) {
     assert.ok(supervisorCommand[0]!.includes(name.toLowerCase()), supervisorCommand.join(' '));
     owner.kill('SIGKILL');
     assert.ok(await waitForGone([info.child], 10_000), `the owned child outlived its ${name} owner`);
+  });
+}
+
+for (const [name, binary, flags] of runtimes) {
+  test(`proc-leash/mcp under ${name} with the real SDK: connect, close, the whole server tree gone`, { skip: binary ? false : `set LEASH_TEST_${name.toUpperCase()} to run it` }, async (t) => {
+    const mark = newMark();
+    const dir = mkdtempSync(join(tmpdir(), 'leash-runtime-mcp-'));
+    t.after(async () => {
+      await killMarked(mark);
+      rmSync(dir, { recursive: true, force: true });
+    });
+    writeFileSync(join(dir, 'client.mjs'), MCP_CLIENT);
+    // server-everything behind sh -c and a launcher, run by this Node: three processes in the group.
+    const server = { ...wrappedServer(), env: { LEASH_TEST_MARK: mark } };
+    const client = spawn(binary!, [...flags, join(dir, 'client.mjs')], {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: markedEnv(mark, { LEASH_TEST_SERVER: JSON.stringify(server) }),
+    });
+    const lines = new JsonLines(client);
+    const connected = await lines.next<{ pgid: number; tools: number }>(60_000);
+    assert.ok(connected.tools > 0, `the server answered under ${name}`);
+    const tree = markedPids(mark).filter((pid) => readProcStat(pid)?.pgid === connected.pgid);
+    assert.ok(tree.length >= 3, `the server's group holds sh, the launcher and the server: ${tree.join(' ')}`);
+    client.stdin!.write('close\n');
+    await lines.next<{ closed: boolean }>(30_000);
+    assert.deepEqual(tree.filter((pid) => isProcessAlive(pid)), [], `close() under ${name} resolved with part of the tree running`);
   });
 }
