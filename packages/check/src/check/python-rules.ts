@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn } from './shell.js';
+import { backgroundingIn, detachingCommandIn, shellMayMatter } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -184,7 +184,9 @@ export interface PythonAnalysisOptions {
  */
 export async function analysePython(text: string, options: PythonAnalysisOptions = {}): Promise<RawFinding[]> {
   const { parser, fields } = await pythonParser();
-  const triggers = matchStarts(TRIGGERS, text);
+  // The owners of command runners matter only for shell text: where no string of the file can
+  // background a process (the prefilter's own test), their statements are not parsed.
+  const triggers = matchStarts(shellMayMatter(text, 'python') ? TRIGGERS : TRIGGERS_WITHOUT_RUNNERS, text);
   const selection = options.whole ? undefined : selectStatements(text, triggers);
   if (selection?.ranges.length === 0) {
     pythonParses.none++; // no statement holds a trigger
@@ -278,6 +280,9 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BRE
  */
 const TRIGGERS =
   /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+/** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
+const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
+
 /**
  * A concatenated string can only spell an option name if one of its parts is a string holding
  * just the start of that name (`"start_new_"`): files without such a string skip the search.
