@@ -21,8 +21,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateRealisticTree } from './lib/check-realistic-tree.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 /** LEASH_CHECK_CLI measures another build (an older checkout, say) on the same trees. */
@@ -33,10 +34,43 @@ const CLI = process.env.LEASH_CHECK_CLI ?? join(REPO, 'bin/leash.js');
  */
 const BASELINE_CLI = process.env.LEASH_CHECK_BASELINE_CLI;
 const RUNS = 3;
-/** The reference checker: a behaviour seed, read at run time and never copied into this repository. */
-const REFERENCE_SEED = process.env.LEASH_REFERENCE_CHECKER ?? '/work/shared/seeds/002_63915fa2c0050667.txt';
+/** The value of `--NAME VALUE` on the command line. */
+function argument(name: string): string | undefined {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+}
+
+/**
+ * The reference checker: a behaviour seed, read at run time and never copied into this
+ * repository. Named by `--reference FILE` (or LEASH_REFERENCE_CHECKER), else looked for in the
+ * `shared/seeds` folder beside the repository (beside the main checkout, for a git worktree): the
+ * seed whose first line names check_detached_spawns.py.
+ */
+function findReferenceSeed(): string | undefined {
+  const named = argument('reference') ?? process.env.LEASH_REFERENCE_CHECKER;
+  if (named !== undefined) return resolve(named);
+  const roots = [REPO];
+  try {
+    const common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    roots.push(resolve(common, '..'));
+  } catch {
+    // not a git checkout: the repository's own parent only
+  }
+  for (const root of roots) {
+    const seeds = resolve(root, '..', 'shared', 'seeds');
+    if (!existsSync(seeds)) continue;
+    for (const name of readdirSync(seeds).sort()) {
+      const path = join(seeds, name);
+      if (readFileSync(path, 'utf8').slice(0, 200).split('\n')[0]?.endsWith('check_detached_spawns.py')) return path;
+    }
+  }
+  return undefined;
+}
+const REFERENCE_SEED = findReferenceSeed();
+/** `--realistic-only`: only the realistic tree's rows (they take a few minutes on their own). */
+const REALISTIC_ONLY = process.argv.includes('--realistic-only');
 const TIME = '/usr/bin/time';
-const TARGETS = { typical: 30, everyFileParsed: 10, referenceRatio: 1.5 };
+const TARGETS = { typical: 30, everyFileParsed: 10, referenceRatio: 1.5, realisticMbPerCpuSecond: 15, bundleMbPerSecond: 10, realisticPythonRatio: 1.5 };
 /** The reference's CPU seconds on its own job on the host of the day the targets were set (0.79-1.01 s). */
 const REFERENCE_CPU_WHEN_SET = { low: 0.79, high: 1.01 };
 const INSTRUCTIONS = process.argv.includes('--instructions') || process.env.LEASH_BENCH_INSTRUCTIONS === '1';
@@ -177,6 +211,9 @@ function countInstructions(argv: string[], cwd: string): number {
   return Number(collected[1]);
 }
 
+/** Thrown to leave the scenarios early (`--realistic-only`). */
+class Skip extends Error {}
+
 interface Checker {
   checker: string;
   argv: string[];
@@ -247,17 +284,75 @@ const leashOn = (dir: string, cwd: string, args: string[] = [dir]) => [
 ];
 
 /** The reference as its own project lays it out: scripts/ beside the trees it scans, under git. */
-function referenceTree(): Tree | undefined {
-  if (!existsSync(REFERENCE_SEED)) return undefined;
+function referenceScript(): string | undefined {
+  if (REFERENCE_SEED === undefined || !existsSync(REFERENCE_SEED)) return undefined;
   const seed = readFileSync(REFERENCE_SEED, 'utf8');
+  return seed.slice(seed.indexOf('#!'));
+}
+
+function referenceTree(): Tree | undefined {
+  const script = referenceScript();
+  if (script === undefined) return undefined;
   const tree = generate('reference', { js: 0, ts: 0, py: 2000 }, 'agent', spawningTenth);
   mkdirSync(join(tree.dir, 'scripts'));
-  writeFileSync(join(tree.dir, 'scripts/check_detached_spawns.py'), seed.slice(seed.indexOf('#!')));
+  writeFileSync(join(tree.dir, 'scripts/check_detached_spawns.py'), script);
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=b@b', '-c', 'user.name=b', ...args], { cwd: tree.dir, stdio: 'ignore' });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'bench');
   return tree;
+}
+
+/**
+ * The realistic tree (bench/lib/check-realistic-tree.ts): the reference and leash side by side on
+ * its Python part (runs interleaved), leash on the whole tree, and leash on one minified bundle.
+ */
+function measureRealistic(): Row[] {
+  const tree = generateRealisticTree({ py: 1500, ts: 1000, js: 500, bundles: 4 }, referenceScript());
+  try {
+    // The reference's own script is not part of the code it checks.
+    writeFileSync(join(tree.python.dir, '.leash-check.json'), '{ "skip": ["scripts/**"] }\n');
+    const python: Checker[] = [
+      ...(referenceScript() !== undefined
+        ? [{ checker: 'reference (python3)', argv: ['python3', 'scripts/check_detached_spawns.py', '--all'], cwd: tree.python.dir, countFindings: (out: string) => out.split('\n').filter((l) => /^(?:agent|tools)\/.*:\d+: /.test(l)).length }]
+        : []),
+      ...leashOn(tree.python.dir, tree.python.dir, []),
+    ];
+    const rows = measureRounds('realistic: Python part (under git)', { bytes: tree.python.bytes, files: tree.python.files }, python, 1);
+    rows.push(...measureRounds('realistic: whole tree (Python, TS, JS, 4 bundles)', { bytes: tree.python.bytes + tree.js.bytes, files: tree.python.files + tree.js.files }, leashOn(tree.dir, tree.dir, ['python', 'js']), 1));
+    const bundle = tree.bundles[0] as string;
+    rows.push(...measureRounds('realistic: one minified bundle', { bytes: readFileSync(bundle).length, files: 1 }, leashOn(tree.dir, tree.dir, [bundle]), 0));
+    const planted = tree.python.detaching;
+    const found = rows.find((r) => r.scenario.includes('Python part') && r.checker === 'leash')?.findings ?? 0;
+    if (found < planted) throw new Error(`realistic Python part: leash found ${found} of the ${planted} planted detaching spawns`);
+    return rows;
+  } finally {
+    rmSync(tree.dir, { recursive: true, force: true });
+  }
+}
+
+/** Each checker's runs interleaved, every run exiting `code` (1: planted findings; 0: none). */
+function measureRounds(scenario: string, tree: { bytes: number; files: number }, checkers: Checker[], code: number): Row[] {
+  const runs = checkers.map((): Timing[] => []);
+  for (let run = 0; run < RUNS; run++) checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
+  return checkers.map((c, i) => {
+    const mine = runs[i] as Timing[];
+    if (mine.some((r) => r.code !== code)) throw new Error(`${scenario} / ${c.checker}: expected exit ${code}, got ${mine.map((r) => r.code).join(',')}`);
+    const wall = median(mine.map((r) => r.wallMs));
+    const cpu = median(mine.map((r) => r.cpuMs));
+    const mb = tree.bytes / 1e6;
+    return {
+      scenario,
+      checker: c.checker,
+      files: tree.files,
+      megabytes: +mb.toFixed(2),
+      findings: c.countFindings((mine[0] as Timing).stdout),
+      medianWallMs: +wall.toFixed(0),
+      medianCpuMs: +cpu.toFixed(0),
+      mbPerWallSecond: +(mb / (wall / 1000)).toFixed(2),
+      mbPerCpuSecond: +(mb / (cpu / 1000)).toFixed(2),
+    };
+  });
 }
 
 if (INSTRUCTIONS && !existsSync(VALGRIND)) {
@@ -269,7 +364,8 @@ const codeCacheAtStart = existsSync(CODE_CACHE) && readdirSync(CODE_CACHE).some(
 const rows: Row[] = [];
 const trees: Tree[] = [];
 try {
-  const reference = referenceTree();
+  rows.push(...measureRealistic());
+  const reference = REALISTIC_ONLY ? undefined : referenceTree();
   if (reference) trees.push(reference);
   const referenceChecker: Checker | undefined = reference && {
     checker: 'reference (python3)',
@@ -277,6 +373,7 @@ try {
     cwd: reference.dir,
     countFindings: (out: string) => out.split('\n').filter((l) => /^agent\/.*:\d+: /.test(l)).length,
   };
+  if (REALISTIC_ONLY) throw new Skip();
   const typical = generate('typical', { js: 1500, ts: 1500, py: 2000 }, 'pkg', spawningTenth);
   trees.push(typical);
   rows.push(...measure('typical (a tenth of the files spawn)', typical, leashOn(typical.dir, REPO), referenceChecker));
@@ -288,6 +385,8 @@ try {
   } else {
     console.log(`reference checker not found at ${REFERENCE_SEED}: its rows are left out, and so is the host's speed`);
   }
+} catch (error) {
+  if (!(error instanceof Skip)) throw error;
 } finally {
   for (const tree of trees) rmSync(tree.dir, { recursive: true, force: true });
 }
@@ -298,8 +397,14 @@ const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join('
 console.log(`leash check, whole process, cold, median of ${RUNS} runs${BASELINE_CLI ? ` interleaved with ${BASELINE_CLI}'s` : ''}, pinned to one core; load average ${load}`);
 console.log(columns.map((c, i) => c.padEnd(widths[i] as number)).join('  '));
 for (const row of rows) console.log(columns.map((c, i) => String(row[c]).padEnd(widths[i] as number)).join('  '));
-const ref = rows.find((r) => r.checker.startsWith('reference'));
-const leashOnRef = rows.find((r) => r.scenario.startsWith('reference') && r.checker === 'leash');
+const realisticRef = rows.find((r) => r.scenario.includes('Python part') && r.checker.startsWith('reference'));
+const realisticLeash = rows.find((r) => r.scenario.includes('Python part') && r.checker === 'leash');
+const realisticRatio =
+  realisticRef && realisticLeash ? { wall: +(realisticRef.medianWallMs / realisticLeash.medianWallMs).toFixed(2), cpu: +(realisticRef.medianCpuMs / realisticLeash.medianCpuMs).toFixed(2) } : undefined;
+if (realisticRatio) console.log(`leash vs the reference on the realistic tree's Python part: ${realisticRatio.cpu}x per CPU second, ${realisticRatio.wall}x per wall second (target >= ${TARGETS.realisticPythonRatio}x both)`);
+console.log(`realistic targets: whole tree >= ${TARGETS.realisticMbPerCpuSecond} MB per CPU second, a minified bundle >= ${TARGETS.bundleMbPerSecond} MB/s`);
+const ref = rows.find((r) => r.checker.startsWith('reference') && !r.scenario.startsWith('realistic'));
+const leashOnRef = rows.find((r) => r.scenario.startsWith('reference job') && r.checker === 'leash');
 const ratio = ref && leashOnRef ? { wall: +(ref.medianWallMs / leashOnRef.medianWallMs).toFixed(2), cpu: +(ref.medianCpuMs / leashOnRef.medianCpuMs).toFixed(2) } : undefined;
 if (ratio) console.log(`leash vs the reference on its own job: ${ratio.cpu}x per CPU second, ${ratio.wall}x per wall second (target >= ${TARGETS.referenceRatio}x)`);
 if (ref) {
@@ -317,5 +422,5 @@ console.log(`typescript code cache in ${CODE_CACHE}: ${codeCacheAtStart ? 'prese
 console.log(`targets: typical >= ${TARGETS.typical} MB/s, every file parsed >= ${TARGETS.everyFileParsed} MB/s`);
 mkdirSync(join(REPO, 'bench/results'), { recursive: true });
 const out = join(REPO, 'bench/results/check.json');
-writeFileSync(out, `${JSON.stringify({ node: process.version, runs: RUNS, loadAverage: load, baselineCli: BASELINE_CLI, typescriptCodeCacheAtStart: codeCacheAtStart, targets: TARGETS, referenceRatio: ratio, referenceCpuSecondsWhenTargetsSet: REFERENCE_CPU_WHEN_SET, results: rows }, null, 2)}\n`);
+writeFileSync(out, `${JSON.stringify({ node: process.version, runs: RUNS, loadAverage: load, baselineCli: BASELINE_CLI, typescriptCodeCacheAtStart: codeCacheAtStart, targets: TARGETS, referenceRatio: ratio, realisticPythonRatio: realisticRatio, referenceCpuSecondsWhenTargetsSet: REFERENCE_CPU_WHEN_SET, results: rows }, null, 2)}\n`);
 console.log(`wrote ${out}`);

@@ -1,6 +1,7 @@
 // Precision and recall of `leash check` (and of its ESLint rule, for JS/TS) on the shared fixture
 // set, test/fixtures/check: every `expect: RULE` annotation is a true finding on that line, any
-// other finding is a false alarm. Errors and warnings are counted apart as well as together.
+// other finding is a false alarm. Errors and warnings are counted apart (rows `errors`, `warnings`)
+// as well as together (`all`), for the CLI and the ESLint rule alike.
 //
 //   node scripts/check-accuracy.mjs [--cli path/to/bin/leash.js]   (after `npm run build`)
 //
@@ -96,6 +97,10 @@ function score(got, expected, keep = () => true) {
   return { expected: want.length, reported: have.length, truePositives, precision: +precision.toFixed(3), recall: +recall.toFixed(3), falseAlarms, misses: left };
 }
 
+// By rule: the ESLint rule reports every finding at the level it is configured with, so a
+// finding's rule says whether `leash check` makes it a warning.
+const isWarning = (finding) => WARNINGS.has(finding.split(' ')[1]);
+const isError = (finding) => !isWarning(finding);
 const rows = [];
 const details = {};
 for (const suite of ['js', 'js-chunks', 'python']) {
@@ -103,10 +108,13 @@ for (const suite of ['js', 'js-chunks', 'python']) {
   try {
     const got = runCli(dir, files);
     rows.push({ suite, checker: 'leash check', scope: 'all', ...score(got, expected) });
-    rows.push({ suite, checker: 'leash check', scope: 'errors', ...score(got, expected, (f) => !WARNINGS.has(f.split(' ')[1])) });
+    rows.push({ suite, checker: 'leash check', scope: 'errors', ...score(got, expected, isError) });
+    rows.push({ suite, checker: 'leash check', scope: 'warnings', ...score(got, expected, isWarning) });
     if (suite !== 'python') {
       const eslint = await runEslint(dir, files, expected);
       rows.push({ suite, checker: 'ESLint rule', scope: 'all', ...score(eslint.got, eslint.expected) });
+      rows.push({ suite, checker: 'ESLint rule', scope: 'errors', ...score(eslint.got, eslint.expected, isError) });
+      rows.push({ suite, checker: 'ESLint rule', scope: 'warnings', ...score(eslint.got, eslint.expected, isWarning) });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -12,7 +12,9 @@
 // `"""`, line continuations, CRLF, tabs, a lone `from`/`import` line, decorators, JSX, regular
 // expressions after a value or a `}`) and a trigger naming one of the file's names, so that the
 // chunk closure decides something. Python files are compared only when they pass the prefilter
-// (the analyser never sees the others); JS/TS files always (the ESLint rule and the CLI share it).
+// (the analyser never sees the others); JS/TS files always, the chunked side through the prefilter
+// as the CLI and the ESLint rule run it, so that a file the prefilter (or its spawn gate) turns away
+// with a finding in it is a difference.
 //
 // A difference is reported unless it is the documented one: a syntax error that only the parser
 // sees, in a statement left out of the chunked parse (docs/check.md). Exit 1 on any other.
@@ -189,6 +191,8 @@ const show = (findings) => findings.map((f) => `${f.line}:${f.column} ${f.rule} 
 
 async function findings(text, path, language, whole) {
   if (language === 'python') return show(await analysePython(text, { whole }));
+  // As the CLI and the ESLint rule run it: past the prefilter (with its spawn gate) only.
+  if (!whole && !mayMatter(text, language)) return [];
   return show(analyseJs(text, path, dirname(path), whole ? 'whole' : 'chunks'));
 }
 

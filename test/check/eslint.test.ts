@@ -1,9 +1,10 @@
 // The JS/TS fixture suite through the ESLint rule: the same findings `leash check` must report.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { test } from 'node:test';
-import { Linter } from 'eslint';
+import { ESLint, Linter } from 'eslint';
 import { about } from 'proc-leash-check';
 import plugin from 'proc-leash-check/eslint';
 import { REPO_ROOT } from '../helpers/processes.js';
@@ -95,4 +96,33 @@ test('a file the analyser cannot judge is reported on that file, not a crash of 
     messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`),
     ['1 leash/no-detached-spawn leash could not check this file, so a detached spawn in it could go unseen: the analyser ran out of stack on this file (nested too deeply)'],
   );
+});
+
+test('the recommended config reaches .ts, .tsx, .mts and .cts files in a real `eslint .` run, with typescript-eslint or with leash.configs.typescript', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'leash-eslint-ts-'));
+  try {
+    const detaching = "import { spawn } from 'node:child_process';\nspawn('server', [], { detached: true });\n";
+    const typed = "import { spawn } from 'node:child_process';\nconst options: { detached: boolean } = { detached: true };\nspawn('server', [], options as never);\n";
+    const files: Record<string, string> = { 'plain.mjs': detaching, 'plain.ts': detaching, 'typed.ts': typed, 'typed.mts': typed, 'typed.cts': typed, 'view.tsx': typed };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const lint = async (config: unknown[]) => {
+      const eslint = new ESLint({ cwd: dir, overrideConfigFile: true, overrideConfig: config as never });
+      const results = await eslint.lintFiles(['.']);
+      return new Map(results.map((r) => [basename(r.filePath), r.messages.map((m) => `${m.line} ${m.fatal ? 'fatal' : /\[([\w-]+)\]/.exec(m.message)?.[1]}`)]));
+    };
+    // Alone: every extension is linted. ESLint's own parser reads the TypeScript file written in plain JS;
+    // the ones with type annotations need a TypeScript parser, which it says, rather than skipping them.
+    const alone = await lint([plugin.configs.recommended]);
+    assert.deepEqual([...alone.keys()].sort(), Object.keys(files).sort(), 'every JS/TS extension is linted');
+    assert.deepEqual(alone.get('plain.ts'), ['2 js-detached-spawn']);
+    assert.deepEqual(alone.get('plain.mjs'), ['2 js-detached-spawn']);
+    for (const name of ['typed.ts', 'typed.mts', 'typed.cts', 'view.tsx']) assert.equal(alone.get(name)?.[0]?.endsWith('fatal'), true, name);
+    // With the text-only parser for TypeScript (projects without typescript-eslint), every file is judged.
+    const withParser = await lint([plugin.configs.recommended, plugin.configs.typescript]);
+    for (const name of Object.keys(files)) {
+      assert.deepEqual(withParser.get(name), [name.startsWith('typed') || name === 'view.tsx' ? '3 js-detached-spawn' : '2 js-detached-spawn'], name);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

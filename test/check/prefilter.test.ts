@@ -7,6 +7,9 @@ import { test } from 'node:test';
 import { languageOf, mayMatter } from 'proc-leash-check';
 import { FIXTURES } from '../helpers/processes.js';
 
+/** A JS text from a file that binds a spawn module: what the tests below are about, past the gate. */
+const spawning = (text: string) => `import { exec, spawn } from 'node:child_process';\n${text}`;
+
 test('every backgrounding shell command of the fixtures passes the prefilter on its own line', () => {
   let lines = 0;
   for (const suite of ['js', 'python']) {
@@ -26,7 +29,7 @@ test('every backgrounding shell command of the fixtures passes the prefilter on 
           const close = fileLines.findIndex((later, at) => at > index && later.includes(opener));
           code = `${code}\n${fileLines.slice(index + 1, close + 1).join('\n')}`;
         }
-        assert.ok(mayMatter(code, language), `${suite}/${name}: ${code}`);
+        assert.ok(mayMatter(language === 'js' ? spawning(code) : code, language), `${suite}/${name}: ${code}`);
         lines++;
       }
     }
@@ -35,33 +38,33 @@ test('every backgrounding shell command of the fixtures passes the prefilter on 
 });
 
 test('harmless literals, bitwise and intersection `&` and prose do not make a file worth parsing', () => {
-  assert.equal(mayMatter("spawn('a', [], { detached: false });\nconst m = flags & MASK;\ntype T = A & B;\n// this & that\n", 'js'), false);
+  assert.equal(mayMatter(spawning("spawn('a', [], { detached: false });\nconst m = flags & MASK;\ntype T = A & B;\n// this & that\n"), 'js'), false);
   assert.equal(mayMatter('subprocess.run(["a"], start_new_session=False, process_group=None)\nx = a & b\n', 'python'), false);
-  assert.equal(mayMatter("spawn('a', [], { detached: false, ...rest, detached: on });\n", 'js'), true);
-  assert.equal(mayMatter('const cmd = `\n  server &\n`;\n', 'js'), true);
+  assert.equal(mayMatter(spawning("spawn('a', [], { detached: false, ...rest, detached: on });\n"), 'js'), true);
+  assert.equal(mayMatter(spawning('const cmd = `\n  server &\n`;\n'), 'js'), true);
   // A word after the `&` and no quote before it on its line: in a multi-line string it counts, in code not.
-  assert.equal(mayMatter('const cmd = `\n  server & echo started\n`;\n', 'js'), true);
+  assert.equal(mayMatter(spawning('const cmd = `\n  server & echo started\n`;\n'), 'js'), true);
   assert.equal(mayMatter('cmd = """\nserver & echo started\n"""\n', 'python'), true);
-  assert.equal(mayMatter("const cmd = `a ${x}`; // it's\nconst m = flags & MASK;\nconst t = '`';\ntype T = A & B;\n", 'js'), false);
+  assert.equal(mayMatter(spawning("const cmd = `a ${x}`; // it's\nconst m = flags & MASK;\nconst t = '`';\ntype T = A & B;\n"), 'js'), false);
   // Backticks in a comment, a regular expression or a substitution's string do not open a template; a division is no regular expression.
-  assert.equal(mayMatter("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst cmd = `\n  server & echo started\n`;\n", 'js'), true);
-  assert.equal(mayMatter("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst m = flags & MASK;\n", 'js'), false);
+  assert.equal(mayMatter(spawning("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst cmd = `\n  server & echo started\n`;\n"), 'js'), true);
+  assert.equal(mayMatter(spawning("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst m = flags & MASK;\n"), 'js'), false);
   assert.equal(mayMatter("# a ''' here\nx = '\"\"\"'\ncmd = '''\nserver & echo started\n'''\n", 'python'), true);
   // A one-line string continued by a backslash crosses the line break too.
-  assert.equal(mayMatter("exec('server --port \\\n8080 & echo started');\n", 'js'), true);
+  assert.equal(mayMatter(spawning("exec('server --port \\\n8080 & echo started');\n"), 'js'), true);
   assert.equal(mayMatter("os.system('server --port \\\r\n8080 & echo started')\n", 'python'), true);
-  assert.equal(mayMatter("const m = flags \\\n& MASK;\nconst n = a & b;\n", 'js'), false);
+  assert.equal(mayMatter(spawning("const m = flags \\\n& MASK;\nconst n = a & b;\n"), 'js'), false);
   assert.equal(mayMatter("cmd = \"\"\"a\"\"\"  # it's\nx = a & b\ny = \"'''\"\nz = b & c\n", 'python'), false);
 });
 
 test('a trigger word only in whole-line comments does not make a file worth parsing', () => {
   assert.equal(mayMatter('import os\n# the worker is not started with start_new_session\n    # nor with process_group\nos.getpid()\n', 'python'), false);
-  assert.equal(mayMatter("// spawned detached elsewhere\n  // then .unref() it\nconst a = 1;\n", 'js'), false);
+  assert.equal(mayMatter(spawning("// spawned detached elsewhere\n  // then .unref() it\nconst a = 1;\n"), 'js'), false);
   // Code after a comment on the same line, or an expression in an f-string or template literal, still counts.
   assert.equal(mayMatter('x = 1  # ok\nsubprocess.Popen(["a"], start_new_session=True)  # detaches\n', 'python'), true);
   assert.equal(mayMatter('cmd = f"""\n# {subprocess.Popen(["a"], start_new_session=True)}\n"""\n', 'python'), true);
-  assert.equal(mayMatter("const s = `\n// ${spawn('a', [], { detached: true })}\n`;\n", 'js'), true);
-  assert.equal(mayMatter("spawn('a', [], { // comment\n  detached: true });\n", 'js'), true);
+  assert.equal(mayMatter(spawning("const s = `\n// ${spawn('a', [], { detached: true })}\n`;\n"), 'js'), true);
+  assert.equal(mayMatter(spawning("spawn('a', [], { // comment\n  detached: true });\n"), 'js'), true);
 });
 
 test('the shell prefilter is linear in the text: a 5 MB line of bitwise `&` is read in seconds, not hours', () => {
@@ -70,8 +73,18 @@ test('the shell prefilter is linear in the text: a 5 MB line of bitwise `&` is r
   const js = 'const m = a & b, n = c & d;'.repeat(200_000);
   const python = 'x = a & b; '.repeat(500_000);
   const started = Date.now();
-  assert.equal(mayMatter(js, 'js'), false);
+  assert.equal(mayMatter(spawning(js), 'js'), false);
   assert.equal(mayMatter(python, 'python'), false);
   const seconds = (Date.now() - started) / 1000;
   assert.ok(seconds < 10, `${seconds} s for 10.9 MB`); // about 1 s on a loaded 2-core machine; hours before
+});
+
+test('a JS/TS file that binds no spawn function is not parsed, whatever it says about detached, unref or `&`', () => {
+  const body = "/* a detached node */ const s = '&'; timer.unref(); spawn('a', [], { detached: true }); exec('nohup x &');\n";
+  assert.equal(mayMatter(body, 'js'), false, 'no spawn module, no project module, no typed options');
+  for (const binding of ["const cp = require('child_process');", "import { execa } from 'execa';", "import { run } from './run.js';", "const { start } = require('../start');", "const m = await import('./m.js');", 'const o: SpawnOptions = x;']) {
+    assert.equal(mayMatter(`${binding}\n${body}`, 'js'), true, binding);
+  }
+  // A marker is still checked for use (a stale one is reported).
+  assert.equal(mayMatter('// detached-spawn: ok — kept for the updater\n', 'js'), true);
 });

@@ -100,13 +100,13 @@ function cook(raw: string): string {
 }
 
 /** A string's (or template part's) text that could matter: an option word, or shell backgrounding. */
-const TRIGGER_TEXT = /detached|unref|&|nohup|setsid|disown|start-process|start\s/i;
+const TRIGGER_TEXT = /detach|unref|&|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm|start-process|start\s/i;
 /**
  * The same, searched in the whole raw text at once, in three cheaper passes than one
  * case-insensitive alternation: the words (`detached` and `unref` also make a chunk a trigger
  * wherever they are, a comment included: kept is always safe), `start` in any case, and `&`.
  */
-const TRIGGER_WORDS = /detached|unref|nohup|setsid|disown/g;
+const TRIGGER_WORDS = /detach|unref|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm/g;
 const TRIGGER_START = /start[\s-]/gi;
 
 /**
@@ -183,7 +183,7 @@ class Tokenizer {
     for (const match of text.matchAll(TRIGGER_WORDS)) {
       triggers.push(match.index);
       const first = text.charCodeAt(match.index);
-      if (first === 100 /* d */ ? text.charCodeAt(match.index + 1) === 101 /* detached, not disown */ : first === 117 /* u */) this.sourceTriggers.push(match.index);
+      if (first === 100 /* d */ ? text.charCodeAt(match.index + 1) === 101 /* detach, not disown or daemonize */ : first === 117 /* u */) this.sourceTriggers.push(match.index);
     }
     for (const match of text.matchAll(TRIGGER_START)) triggers.push(match.index);
     for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) triggers.push(at);

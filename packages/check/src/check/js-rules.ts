@@ -14,7 +14,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn } from './shell.js';
+import { backgroundingIn, detachingCommandIn } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -22,6 +22,8 @@ type ModuleShape = {
   functions: ReadonlySet<string>;
   /** Whether the module's default export is itself a spawn function (`spawn(...)`, `spawn.sync(...)`). */
   callableDefault: boolean;
+  /** Exported functions that return a child handle they started (`startServer()` returning `spawn(...)`). */
+  handles?: ReadonlySet<string>;
 };
 
 const CHILD_PROCESS: ModuleShape = {
@@ -223,19 +225,60 @@ function memberName(node: ts.Expression): string | undefined {
   return undefined;
 }
 
-/** `detached` values that leave the child in its owner's group. */
+/**
+ * `detached` values that leave the child in its owner's group: the falsy ones, and literals that
+ * are not booleans, which Node refuses (`detached: 'true'` throws ERR_INVALID_ARG_TYPE, so no child
+ * is started; execa, cross-spawn and tinyexec hand the option to Node as it is).
+ */
 function isFalsy(node: ts.Expression): boolean {
   const value = unwrap(node);
   return (
     value.kind === SK.FalseKeyword ||
     value.kind === SK.NullKeyword ||
     (ts.isIdentifier(value) && value.text === 'undefined') ||
-    (ts.isNumericLiteral(value) && Number(value.text) === 0) ||
+    ts.isNumericLiteral(value) ||
+    ts.isBigIntLiteral(value) ||
+    ts.isStringLiteral(value) ||
+    ts.isNoSubstitutionTemplateLiteral(value) ||
+    ts.isTemplateExpression(value) ||
+    ts.isRegularExpressionLiteral(value) ||
+    ts.isArrayLiteralExpression(value) ||
+    ts.isObjectLiteralExpression(value) ||
     ts.isVoidExpression(value)
   );
 }
 
+/** Calls that refuse `detached` and start nothing with it: execa's synchronous methods throw on it. */
+const REFUSES_DETACHED = new Set(['execaSync', 'execaCommandSync']);
+
+/**
+ * tsd's assertions: their arguments are type-checked, never run (`expectError(spawn(..., {detached:
+ * true}))` asserts the call does not compile).
+ */
+const TYPE_ONLY_CALLS = new Set(['expectType', 'expectNotType', 'expectAssignable', 'expectNotAssignable', 'expectError', 'expectDeprecated', 'expectNotDeprecated']);
+/** Test expectations: an object handed to one describes a value, it is not handed to a spawn. */
+const EXPECTATION_CALLS = /^(?:toMatchObject|toEqual|toStrictEqual|toHaveBeenCalledWith|toHaveBeenLastCalledWith|toHaveBeenNthCalledWith|toHaveProperty|toContainEqual|toMatchInlineSnapshot|objectContaining|deepEqual|deepStrictEqual|partialDeepStrictEqual|notDeepEqual|calledWith|calledWithMatch|calledOnceWith|calledOnceWithExactly|have|include|eql|match)$/;
+/** Calls that take a record (logging, registries, serialising): a `detached` field there is data. */
+const RECORD_CALLS = /^(?:log|info|debug|warn|warning|error|trace|fatal|verbose|emit|push|unshift|set|add|send|write|writeFile|writeFileSync|appendFile|appendFileSync|record|register|save|store|insert|upsert|update|stringify|dump|track|report|append|persist)$/;
+/** Keys only a record of a started child has: the pid is known after the spawn, never an option. */
+const RECORD_KEYS = new Set(['pid', 'pgid', 'exitCode', 'startedAt', 'spawnedAt']);
+
 type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression;
+
+/** The name a call's callee is known by: `f` of `f()`, `b` of `a.b()`. */
+function calleeName(call: ts.CallExpression | ts.NewExpression): string | undefined {
+  const callee = unwrap(call.expression);
+  return ts.isIdentifier(callee) ? callee.text : memberName(callee);
+}
+
+/** Whether `node` lies in the arguments of a call of tsd's type-only assertions. */
+function inTypeOnlyCall(node: ts.Node): boolean {
+  for (let at = node.parent; at; at = at.parent) {
+    if (ts.isCallExpression(at) && at.arguments.some((a) => a.pos <= node.pos && node.end <= a.end) && TYPE_ONLY_CALLS.has(calleeName(at) ?? '')) return true;
+    if (ts.isSourceFile(at)) break;
+  }
+  return false;
+}
 
 const isRelative = (specifier: string) => specifier.startsWith('./') || specifier.startsWith('../');
 
@@ -478,7 +521,7 @@ class JsFileAnalysis {
         break;
       case SK.PropertyAssignment:
       case SK.ShorthandPropertyAssignment:
-        if (propertyName((node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment).name) === 'detached') {
+        if (this.keyOf((node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment).name) === 'detached') {
           this.detachedProperties.push(node as ts.PropertyAssignment | ts.ShorthandPropertyAssignment);
         }
         break;
@@ -628,7 +671,7 @@ class JsFileAnalysis {
     }
     // opts.detached = v  /  opts['detached'] = v  /  opts.nodeOptions = {...}
     if ((ts.isPropertyAccessExpression(left) || ts.isElementAccessExpression(left)) && ts.isIdentifier(unwrap(left.expression))) {
-      const key = memberName(left);
+      const key = this.memberKey(left);
       if (key === 'detached' || key === 'nodeOptions') this.addMutation((unwrap(left.expression) as ts.Identifier).text, node);
     }
   }
@@ -716,7 +759,54 @@ class JsFileAnalysis {
     const node = unwrap(expression);
     if (ts.isConditionalExpression(node)) return this.isSpawnCall(node.whenTrue) || this.isSpawnCall(node.whenFalse);
     if (ts.isBinaryExpression(node) && isLogical(node.operatorToken.kind)) return this.isSpawnCall(node.right) || this.isSpawnCall(node.left);
-    return ts.isCallExpression(node) && this.isSpawnFunction(node.expression);
+    return ts.isCallExpression(node) && (this.isSpawnFunction(node.expression) || this.isHandleFunction(node.expression));
+  }
+
+  /** Functions whose result is a child handle, by function: known once asked (false while being asked, against cycles). */
+  private readonly handleFunctions = new Map<FunctionLike, boolean>();
+
+  /**
+   * Whether calling `callee` yields a child handle it started: a function of this file that returns
+   * one (`return spawn(...)`, or a variable bound to it), or such a function exported by a project
+   * module imported by a relative path (read only while project modules may be read).
+   */
+  private isHandleFunction(callee: ts.Expression): boolean {
+    const node = unwrap(callee);
+    if (!ts.isIdentifier(node)) return false;
+    const local = this.functions.get(node.text);
+    if (local) return this.returnsHandle(local);
+    const binding = this.bindings.get(node.text);
+    if (binding?.kind !== 'project' || binding.member === '*' || !this.allowProject) return false;
+    return projectModule(this.sf.fileName, binding.specifier, this.context)?.handles?.has(binding.member) === true;
+  }
+
+  private returnsHandle(fn: FunctionLike): boolean {
+    const known = this.handleFunctions.get(fn);
+    if (known !== undefined) return known;
+    this.handleFunctions.set(fn, false);
+    const isHandle = (expression: ts.Expression): boolean => {
+      const value = unwrap(expression);
+      if (this.isSpawnCall(value)) return true;
+      const text = value.getText(this.sf);
+      return this.childHandles.has(text) || (ts.isIdentifier(value) && this.handleAssignments.some(([target, assigned]) => target === text && this.isSpawnCall(assigned)));
+    };
+    let found = false;
+    if (fn.body && !ts.isBlock(fn.body)) found = isHandle(fn.body);
+    else if (fn.body) {
+      const stack: ts.Node[] = [fn.body];
+      for (let node = stack.pop(); node !== undefined && !found; node = stack.pop()) {
+        if (ts.isReturnStatement(node)) {
+          found = node.expression !== undefined && isHandle(node.expression);
+          continue;
+        }
+        if (node !== fn.body && ts.isFunctionLike(node)) continue;
+        ts.forEachChild(node, (child) => {
+          stack.push(child);
+        });
+      }
+    }
+    this.handleFunctions.set(fn, found);
+    return found;
   }
 
   /** Whether `expression` holds a child handle: a spawn call, a variable or member bound to one, or a library's `.nodeChildProcess`. */
@@ -751,8 +841,13 @@ class JsFileAnalysis {
     this.prepare();
     this.allowProject = true; // what this module exports is what was asked for
     const functions = new Set<string>();
+    const handles = new Set<string>();
     let callableDefault = false;
     const local = (name: string) => this.bindings.get(name)?.kind === 'function' || this.bindings.get(name)?.kind === 'callable';
+    const returnsHandle = (name: string) => {
+      const fn = this.functions.get(name);
+      return fn !== undefined && this.returnsHandle(fn);
+    };
     for (const node of this.exportNodes) {
       if (ts.isExportDeclaration(node)) {
         if (node.isTypeOnly) continue;
@@ -766,6 +861,7 @@ class JsFileAnalysis {
             const imported = (element.propertyName ?? element.name).text;
             const isSpawn = source ? source.functions.has(imported) || (imported === 'default' && source.callableDefault) : local(imported);
             if (isSpawn) functions.add(element.name.text);
+            if (source ? source.handles?.has(imported) : returnsHandle(imported)) handles.add(element.name.text);
           }
         }
       } else if (ts.isExportAssignment(node)) {
@@ -773,9 +869,11 @@ class JsFileAnalysis {
       } else if (ts.isFunctionDeclaration(node)) {
         const isDefault = node.modifiers?.some((m) => m.kind === SK.DefaultKeyword) === true;
         if (node.name && local(node.name.text)) functions.add(isDefault ? 'default' : node.name.text);
+        if (node.name && returnsHandle(node.name.text)) handles.add(isDefault ? 'default' : node.name.text);
       } else if (ts.isVariableStatement(node)) {
         for (const declaration of node.declarationList.declarations) {
           if (ts.isIdentifier(declaration.name) && local(declaration.name.text)) functions.add(declaration.name.text);
+          if (ts.isIdentifier(declaration.name) && returnsHandle(declaration.name.text)) handles.add(declaration.name.text);
         }
       } else if (ts.isBinaryExpression(node)) {
         const target = unwrap(node.left).getText(this.sf);
@@ -783,6 +881,7 @@ class JsFileAnalysis {
         const member = /^(?:module\.)?exports\.(\w+)$/.exec(target)?.[1];
         if (member !== undefined) {
           if (this.isSpawnFunction(value)) functions.add(member);
+          if (ts.isIdentifier(value) && returnsHandle(value.text)) handles.add(member);
         } else if (target === 'module.exports') {
           if (this.isSpawnFunction(value)) callableDefault = true;
           if (ts.isObjectLiteralExpression(value)) {
@@ -790,12 +889,103 @@ class JsFileAnalysis {
               const name = propertyName(property.name);
               const init = ts.isPropertyAssignment(property) ? property.initializer : ts.isShorthandPropertyAssignment(property) ? property.name : undefined;
               if (name !== undefined && init && this.isSpawnFunction(init)) functions.add(name);
+              if (name !== undefined && init && ts.isIdentifier(init) && returnsHandle(init.text)) handles.add(name);
             }
           }
         }
       }
     }
-    return functions.size > 0 || callableDefault ? { functions, callableDefault } : undefined;
+    return functions.size > 0 || callableDefault || handles.size > 0 ? { functions, callableDefault, handles } : undefined;
+  }
+
+  // --- constant keys and values -------------------------------------------------------------------
+
+  /** A property's name, computed ones folded when constant (`['detach' + 'ed']`, `[k]` with `const k = 'detached'`). */
+  private keyOf(name: ts.PropertyName | undefined): string | undefined {
+    const plain = propertyName(name);
+    if (plain !== undefined || !name || !ts.isComputedPropertyName(name)) return plain;
+    return this.constantString(name.expression, 0);
+  }
+
+  /** The member name of `a.b`, `a['b']`, or `a[k]` with a constant `k`. */
+  private memberKey(node: ts.Expression): string | undefined {
+    const plain = memberName(node);
+    if (plain !== undefined || !ts.isElementAccessExpression(node)) return plain;
+    return this.constantString(node.argumentExpression, 0);
+  }
+
+  /** The string an expression always evaluates to: literals, `+` and templates of them, `const` names bound to them. */
+  private constantString(expression: ts.Expression, depth: number): string | undefined {
+    const node = unwrap(expression);
+    if (depth > 8) return undefined;
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+    if (ts.isTemplateExpression(node)) {
+      let text = node.head.text;
+      for (const span of node.templateSpans) {
+        const part = this.constantString(span.expression, depth + 1);
+        if (part === undefined) return undefined;
+        text += part + span.literal.text;
+      }
+      return text;
+    }
+    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+      const left = this.constantString(node.left, depth + 1);
+      const right = left === undefined ? undefined : this.constantString(node.right, depth + 1);
+      return right === undefined ? undefined : (left as string) + right;
+    }
+    if (ts.isIdentifier(node)) {
+      const declaration = this.declarationOf(node.text, node);
+      const list = declaration?.parent;
+      if (!declaration?.initializer || !list || !ts.isVariableDeclarationList(list) || (list.flags & ts.NodeFlags.Const) === 0) return undefined;
+      return this.constantString(declaration.initializer, depth + 1);
+    }
+    return undefined;
+  }
+
+  /** Whether a `detached` value leaves the child in its owner's group: a falsy or refused literal, or a value provably false where it is read. */
+  private inert(value: ts.Expression): boolean {
+    return isFalsy(value) || this.provablyFalse(value);
+  }
+
+  /**
+   * Whether `value` (a name or a member chain such as `options.detached`) is false where it is read:
+   * inside `if (!X)`, the `else` of `if (X)`, the false arm of `X ? … : …`, after `if (X) return`/`throw`
+   * in an enclosing block, or `X && …` never reaching a false arm. Compared by text.
+   */
+  private provablyFalse(expression: ts.Expression): boolean {
+    const value = unwrap(expression);
+    if (!ts.isIdentifier(value) && !ts.isPropertyAccessExpression(value)) return false;
+    const text = value.getText(this.sf);
+    const isX = (e: ts.Expression) => {
+      const u = unwrap(e);
+      return (ts.isIdentifier(u) || ts.isPropertyAccessExpression(u)) && u.getText(this.sf) === text;
+    };
+    const isNotX = (e: ts.Expression) => {
+      const u = unwrap(e);
+      return ts.isPrefixUnaryExpression(u) && u.operator === ts.SyntaxKind.ExclamationToken && isX(u.operand);
+    };
+    const exits = (statement: ts.Statement) => {
+      const last = ts.isBlock(statement) ? statement.statements[statement.statements.length - 1] : statement;
+      return last !== undefined && (ts.isReturnStatement(last) || ts.isThrowStatement(last) || ts.isContinueStatement(last) || ts.isBreakStatement(last));
+    };
+    let child: ts.Node = value;
+    for (let at = value.parent; at && !ts.isSourceFile(at); child = at, at = at.parent) {
+      if (ts.isIfStatement(at)) {
+        if (child === at.thenStatement && isNotX(at.expression)) return true;
+        if (child === at.elseStatement && isX(at.expression)) return true;
+      } else if (ts.isConditionalExpression(at)) {
+        if (child === at.whenTrue && isNotX(at.condition)) return true;
+        if (child === at.whenFalse && isX(at.condition)) return true;
+      } else if (ts.isBlock(at) || ts.isSourceFile(at)) {
+        // An earlier `if (X) return;` in this block: X is false from there on.
+        for (const statement of at.statements) {
+          if (statement === child) break;
+          if (ts.isIfStatement(statement) && !statement.elseStatement && isX(statement.expression) && exits(statement.thenStatement)) return true;
+        }
+      }
+      if (ts.isFunctionLike(at)) break; // a parameter's value is not known across calls
+    }
+    return false;
   }
 
   /** The declaration `name` most likely refers to at `use`: the last one before it, else the first. */
@@ -825,9 +1015,9 @@ class JsFileAnalysis {
           found = next(property.expression) ?? found;
           continue;
         }
-        const key = propertyName(property.name);
+        const key = this.keyOf(property.name);
         if (key === 'detached') {
-          if (ts.isPropertyAssignment(property)) found = isFalsy(property.initializer) ? undefined : property;
+          if (ts.isPropertyAssignment(property)) found = this.inert(property.initializer) ? undefined : property;
           else if (ts.isShorthandPropertyAssignment(property)) found = this.shorthandDetaches(property) ? property : undefined;
           else found = property; // a getter or method: not a literal false
         } else if (key === 'nodeOptions') {
@@ -871,6 +1061,7 @@ class JsFileAnalysis {
   }
 
   private shorthandDetaches(property: ts.ShorthandPropertyAssignment): boolean {
+    if (this.provablyFalse(property.name)) return false;
     const initializer = this.declarationOf(property.name.text, property)?.initializer;
     // An unknown value is not a literal false: it counts.
     return initializer === undefined || !isFalsy(initializer);
@@ -878,8 +1069,8 @@ class JsFileAnalysis {
 
   private writeDetaches(write: ts.Expression, seen: Set<ts.Node>, depth: number): ts.Node | undefined {
     if (ts.isBinaryExpression(write)) {
-      const key = memberName(unwrap(write.left));
-      if (key === 'detached') return isFalsy(write.right) ? undefined : write;
+      const key = this.memberKey(unwrap(write.left));
+      if (key === 'detached') return this.inert(write.right) ? undefined : write;
       if (key === 'nodeOptions') return this.detachingNode(write.right, seen, depth + 1);
       return undefined;
     }
@@ -925,6 +1116,15 @@ class JsFileAnalysis {
       // A callee imported from the project is looked up only for a call that could be a finding.
       if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) return;
     }
+    if (inTypeOnlyCall(call)) {
+      this.connectEvidence(call); // asserted not to compile, never run: neither an error nor a warning
+      return;
+    }
+    if (REFUSES_DETACHED.has(calleeName(call) ?? '')) {
+      this.connectEvidence(call); // throws on `detached: true`: no child is started with it
+      for (const argument of call.arguments) this.checkShellText(argument);
+      return;
+    }
     for (const argument of call.arguments) {
       const evidence = this.detachingNode(argument, new Set());
       if (evidence) {
@@ -937,6 +1137,44 @@ class JsFileAnalysis {
       }
     }
     for (const argument of call.arguments) this.checkShellText(argument);
+    this.checkDetachingCommand(call);
+  }
+
+  /** `spawn('systemd-run', ['--user', 'server'])`: a program whose job is to detach, with its literal arguments. */
+  private checkDetachingCommand(call: ts.CallExpression): void {
+    const name = this.detachingCommandOf(call);
+    // Shell text in an argument is reported as such already.
+    if (name && !call.arguments.some((argument) => this.shellConstruct(argument))) {
+      this.report(call, 'shell-background', 'error', `\`${name}\` starts the program away from its owner, which cannot end it`, call);
+    }
+  }
+
+  /** The detaching command a call runs: a literal program and the literal words of its argument array, up to the first one not known. */
+  private detachingCommandOf(call: ts.CallExpression): string | undefined {
+    const [program, args] = call.arguments;
+    const command = program && this.literalText(program);
+    const list = args && unwrap(args);
+    if (command === undefined || !list || !ts.isArrayLiteralExpression(list)) return undefined;
+    const argv = [command];
+    for (const element of list.elements) {
+      const text = this.literalText(element);
+      if (text === undefined) break;
+      argv.push(text);
+    }
+    return detachingCommandIn(argv);
+  }
+
+  private literalText(expression: ts.Expression): string | undefined {
+    const node = unwrap(expression);
+    return ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined;
+  }
+
+  /** Ties a call's detaching options to it without a finding, so they are no warning either. */
+  private connectEvidence(call: ts.CallExpression): void {
+    for (const argument of call.arguments) {
+      const evidence = this.detachingNode(argument, new Set());
+      if (evidence) this.connected.add(evidence);
+    }
   }
 
   private checkTaggedTemplate(tagged: ts.TaggedTemplateExpression): void {
@@ -945,7 +1183,7 @@ class JsFileAnalysis {
 
   /** Whether a call, were its callee a spawn function, would be reported: detaching options or backgrounding text. */
   private couldReport(call: ts.CallExpression): boolean {
-    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined);
+    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined) || this.detachingCommandOf(call) !== undefined;
   }
 
   private checkShellText(expression: ts.Expression): void {
@@ -990,7 +1228,7 @@ class JsFileAnalysis {
   private checkLooseLiterals(): void {
     for (const property of this.detachedProperties) {
       if (this.connected.has(property)) continue;
-      if (ts.isPropertyAssignment(property) && isFalsy(property.initializer)) continue;
+      if (ts.isPropertyAssignment(property) && this.inert(property.initializer)) continue;
       if (ts.isShorthandPropertyAssignment(property) && !this.shorthandDetaches(property)) continue;
       if (!this.mayBeSpawnOptions(property)) continue;
       this.report(property, 'js-detached-literal', 'warning', '`detached` set in a file that spawns processes; not traced to a spawn call, check where it goes', property);
@@ -1005,11 +1243,15 @@ class JsFileAnalysis {
    */
   private mayBeSpawnOptions(property: ts.ObjectLiteralElementLike): boolean {
     let object: ts.Node = property.parent;
-    if (ts.isObjectLiteralExpression(object) && object.properties.some((p) => SPAWN_OPTION_KEYS.has(propertyName(p.name) ?? ''))) return true;
+    if (!ts.isObjectLiteralExpression(object)) return false;
+    // A record of a started child (it has a pid), or a value in a test expectation or type assertion.
+    if (object.properties.some((p) => RECORD_KEYS.has(propertyName(p.name) ?? ''))) return false;
+    if (inTypeOnlyCall(object) || this.inExpectation(object)) return false;
+    const spawnKeys = object.properties.some((p) => SPAWN_OPTION_KEYS.has(propertyName(p.name) ?? ''));
     // Up through wrappers and enclosing objects it is spread or nested into.
     for (;;) {
       const up: ts.Node | undefined = object.parent;
-      if (!up) return false;
+      if (!up) return spawnKeys;
       if (ts.isParenthesizedExpression(up) || ts.isAsExpression(up) || ts.isSatisfiesExpression(up) || ts.isSpreadAssignment(up) || ts.isConditionalExpression(up) || (ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind))) {
         object = up;
       } else if (ts.isPropertyAssignment(up) && up.initializer === object) {
@@ -1020,13 +1262,15 @@ class JsFileAnalysis {
       } else break;
     }
     const up = object.parent;
-    if (!up) return false;
+    if (!up) return spawnKeys;
     if (ts.isCallExpression(up) || ts.isNewExpression(up)) {
       if (up.expression === object) return false;
-      const callee = unwrap(up.expression);
-      const name = ts.isIdentifier(callee) ? callee.text : memberName(callee);
-      return name !== undefined && SPAWNISH_NAME.test(name);
+      const name = calleeName(up);
+      // Handed to a logger or a registry (`log.info({...})`, `records.set(id, {...})`): data, whatever its keys.
+      if (name !== undefined && RECORD_CALLS.test(name)) return false;
+      return spawnKeys || (name !== undefined && SPAWNISH_NAME.test(name));
     }
+    if (spawnKeys) return true;
     if (ts.isVariableDeclaration(up) && ts.isIdentifier(up.name)) {
       const statement = up.parent?.parent;
       return SPAWNISH_NAME.test(up.name.text) || (statement !== undefined && ts.isVariableStatement(statement) && hasExportModifier(statement)) || this.passedToSpawnish(up.name.text);
@@ -1042,6 +1286,15 @@ class JsFileAnalysis {
       return name !== undefined && SPAWNISH_NAME.test(name);
     }
     if (ts.isExportAssignment(up)) return true;
+    return false;
+  }
+
+  /** Whether `node` is inside the arguments of a test expectation (`toMatchObject(...)`, `expect.objectContaining(...)`), within its statement. */
+  private inExpectation(node: ts.Node): boolean {
+    for (let at = node.parent; at && !ts.isSourceFile(at); at = at.parent) {
+      if ((ts.isCallExpression(at) || ts.isNewExpression(at)) && EXPECTATION_CALLS.test(calleeName(at) ?? '')) return true;
+      if (ts.isStatement(at) || ts.isFunctionLike(at)) break;
+    }
     return false;
   }
 

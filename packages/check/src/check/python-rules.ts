@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn } from './shell.js';
+import { backgroundingIn, detachingCommandIn, shellMayMatter } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -184,7 +184,9 @@ export interface PythonAnalysisOptions {
  */
 export async function analysePython(text: string, options: PythonAnalysisOptions = {}): Promise<RawFinding[]> {
   const { parser, fields } = await pythonParser();
-  const triggers = matchStarts(TRIGGERS, text);
+  // The owners of command runners matter only for shell text: where no string of the file can
+  // background a process (the prefilter's own test), their statements are not parsed.
+  const triggers = matchStarts(shellMayMatter(text, 'python') ? TRIGGERS : TRIGGERS_WITHOUT_RUNNERS, text);
   const selection = options.whole ? undefined : selectStatements(text, triggers);
   if (selection?.ranges.length === 0) {
     pythonParses.none++; // no statement holds a trigger
@@ -209,6 +211,7 @@ function selectStatements(text: string, triggers: number[]): StatementSelection 
   if (!statements) return undefined;
   // A concatenated string can only spell an option name where one of its parts starts the name.
   let offsets = triggers.concat(matchStarts(OPTION_NAME_STARTS, text));
+  for (const use of usesOfAny(new Set(optionConstants(text).keys()), text)) offsets.push(use);
   for (const use of usesOfAny(guessBoundNames(text, WATCHED_MODULES), text)) offsets.push(use);
   offsets.sort((a, b) => a - b);
   return new StatementSelection(statements, offsets);
@@ -277,6 +280,9 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BRE
  */
 const TRIGGERS =
   /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+/** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
+const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
+
 /**
  * A concatenated string can only spell an option name if one of its parts is a string holding
  * just the start of that name (`"start_new_"`): files without such a string skip the search.
@@ -285,6 +291,20 @@ const OPTION_NAME_START = new RegExp(
   `["'](?:${[...new Set([...OPTION_NAMES].flatMap((name) => Array.from(name, (_, i) => name.slice(0, i + 1))))].join('|')})["']`,
 );
 const OPTION_NAME_STARTS = new RegExp(OPTION_NAME_START.source, 'g');
+/** `KEY = "start_new_session"`: a name bound to an option's name, which a dict key or subscript may use (`{KEY: True}`). */
+const OPTION_CONSTANT = /^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(["'])(start_new_session|setsid|process_group|setpgroup|creationflags)\2[ \t]*(?:#.*)?$/gm;
+
+/** Names bound to an option's name anywhere in the file (a name bound twice, to anything else too, is not followed). */
+function optionConstants(text: string): Map<string, string> {
+  const constants = new Map<string, string>();
+  if (!OPTION_WORDS.test(text)) return constants;
+  for (const match of text.matchAll(OPTION_CONSTANT)) constants.set(match[1] as string, match[3] as string);
+  for (const name of [...constants.keys()]) {
+    if (matchStarts(new RegExp(`^[ \\t]*${name}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'gm'), text).length !== 1) constants.delete(name);
+  }
+  return constants;
+}
+
 /** Assignment targets made only of names and dotted names: writing them is not a use. */
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
@@ -355,6 +375,8 @@ class PythonFileAnalysis {
   private identifiersMatter: boolean;
   /** Set when a watched local name is used in a statement the parser was not given. */
   leftOutUse = false;
+  /** Names bound to an option's name (`KEY = "start_new_session"`). */
+  private readonly constants: Map<string, string>;
 
   constructor(
     private readonly text: string,
@@ -365,6 +387,7 @@ class PythonFileAnalysis {
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
     this.triggers = triggers.slice();
+    this.constants = optionConstants(text);
   }
 
   /** Sorted start offsets of TRIGGERS (and of watched local names) in the text. */
@@ -421,6 +444,10 @@ class PythonFileAnalysis {
       for (const node of concatenated) if (node) this.triggers.push(node.startIndex);
       this.unsorted = true;
     }
+    // Keys spelled in parts (`'start_new_' + 'session'`) or by a name bound to an option's name.
+    for (const start of matchStarts(OPTION_NAME_STARTS, this.text)) this.triggers.push(start);
+    for (const use of usesOfAny(new Set(this.constants.keys()), this.text)) this.triggers.push(use);
+    this.unsorted = true;
     this.visitNode(root);
     return this.findings;
   }
@@ -652,7 +679,11 @@ class PythonFileAnalysis {
       do {
         if (cursor.currentFieldId !== this.fields.key) continue;
         const type = cursor.nodeType;
-        exact = type === 'concatenated_string' || (type === 'string' && OPTION_WORDS.test(this.textAt(cursor)));
+        exact =
+          type === 'concatenated_string' ||
+          type === 'binary_operator' ||
+          (type === 'identifier' && this.constants.has(this.textAt(cursor))) ||
+          (type === 'string' && OPTION_WORDS.test(this.textAt(cursor)));
         break;
       } while (cursor.gotoNextSibling());
       cursor.gotoParent();
@@ -663,7 +694,7 @@ class PythonFileAnalysis {
   private checkPair(node: SyntaxNode): void {
     const key = node.childForFieldName('key');
     const value = node.childForFieldName('value');
-    const name = key ? stringValue(key) : undefined;
+    const name = key ? this.keyValue(key) : undefined;
     if (value && optionDetaches(name, value)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
     if (value && name === 'creationflags') this.checkFlagLiterals(value);
   }
@@ -709,9 +740,26 @@ class PythonFileAnalysis {
     const right = node.childForFieldName('right');
     if (left?.type !== 'subscript' || !right) return;
     const index = left.childForFieldName('subscript');
-    const name = index ? stringValue(index) : undefined;
+    const name = index ? this.keyValue(index) : undefined;
     if (optionDetaches(name, right)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(right);
+  }
+
+  /** A key's string: a literal, `+` of literals, or a name bound to an option's name. */
+  private keyValue(node: SyntaxNode, depth = 0): string | undefined {
+    if (node.type === 'identifier') return this.constants.get(node.text);
+    if (node.type === 'parenthesized_expression' && depth < 8) {
+      const inner = node.namedChildren[0];
+      return inner ? this.keyValue(inner, depth + 1) : undefined;
+    }
+    if (node.type === 'binary_operator' && depth < 8 && node.childForFieldName('operator')?.type === '+') {
+      const left = node.childForFieldName('left');
+      const right = node.childForFieldName('right');
+      const a = left ? this.keyValue(left, depth + 1) : undefined;
+      const b = a !== undefined && right ? this.keyValue(right, depth + 1) : undefined;
+      return b === undefined ? undefined : (a as string) + b;
+    }
+    return stringValue(node);
   }
 
   private collectImport(node: SyntaxNode): void {
@@ -760,7 +808,7 @@ class PythonFileAnalysis {
     // kw.setdefault("start_new_session", True)
     if (member === 'setdefault' && positional.length >= 2) {
       const [first, second] = positional as [SyntaxNode, SyntaxNode];
-      const name = stringValue(first);
+      const name = this.keyValue(first);
       if (optionDetaches(name, second)) this.report(node, 'py-new-session', `\`setdefault("${name}", ...)\` gives the child its own session or group`);
     }
     if (COMMAND_RUNNERS.test(qualified)) {
@@ -770,12 +818,26 @@ class PythonFileAnalysis {
 
   private checkShellText(node: SyntaxNode): void {
     if (node.type === 'list' || node.type === 'tuple') {
+      const before = this.findings.length;
       for (const element of node.namedChildren) if (element) this.checkShellText(element);
+      if (this.findings.length === before) this.checkDetachingCommand(node);
       return;
     }
     const text = stringValue(node);
     const construct = text === undefined ? undefined : backgroundingIn(text);
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+  }
+
+  /** `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal arguments (up to the first one not known). */
+  private checkDetachingCommand(list: SyntaxNode): void {
+    const argv: string[] = [];
+    for (const element of list.namedChildren) {
+      const text = element ? stringValue(element) : undefined;
+      if (text === undefined) break;
+      argv.push(text);
+    }
+    const name = detachingCommandIn(argv);
+    if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }
 
   /** Integer literals holding a detach bit, anywhere in a flags expression (`0x8 | X | ...`, however long). */

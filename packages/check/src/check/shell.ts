@@ -11,11 +11,38 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
   [/(?:^|[\s;&|("'])Start-Process(?:\s|$)/i, 'Start-Process'],
 ];
 
+// Commands whose whole job is to leave their caller behind, run by name (a word at a command's
+// start in shell text, or a program and its argument list joined). Each starts the program under
+// another parent (systemd, a tmux or screen server) or forks it off and exits at once.
+// `systemd-run --scope` runs the command as systemd-run's own child and is not one.
+const DETACHING_COMMANDS: Array<[RegExp, string]> = [
+  [/(?:^|[\s;&|(`'"])daemonize(?:\s|$)/, 'daemonize'],
+  // Its words decide, so it needs some: a lone 'systemd-run' in an argument list is read with the rest.
+  [/(?:^|[\s;&|(`'"])systemd-run\s+\S(?![^;&|\n]*\s--scope\b)/, 'systemd-run'],
+  [/(?:^|[\s;&|(`'"])start-stop-daemon\s[^;&|\n]*?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)/, 'start-stop-daemon --background'],
+  [/(?:^|[\s;&|(`'"])tmux(?:\s+-\S+)*\s+new(?:-session)?\s(?:[^;&|\n]*\s)?-[A-Za-z]*d/, 'tmux new -d'],
+  [/(?:^|[\s;&|(`'"])screen\s(?:[^;&|\n]*\s)?-[A-Za-z]*(?:dm|md)/, 'screen -dm'],
+];
+BACKGROUNDING.push(...DETACHING_COMMANDS);
+
+/**
+ * The detaching command a program run with its arguments is (`spawn('systemd-run', ['--user',
+ * 'x'])`): the words are joined only for these names, since shell text in one argument is read on
+ * its own (`['-e', '&']` is no background job).
+ */
+export function detachingCommandIn(argv: readonly string[]): string | undefined {
+  if (argv.length < 2) return undefined;
+  const line = argv.join(' ');
+  for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line)) return name;
+  return undefined;
+}
+
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
 // than a separator must come before it: a `&` that starts a command is PowerShell's call operator
 // (`& 'C:\tool.exe' x`), not backgrounding.
-const BACKGROUND_AMPERSAND = /(?<=[^\s;&|({'"]\s*)(?<![&>|<\\])&(?![&>])(?=\s|$|[;)])/g;
+// A quote may close it: `sh -c 'server &'` backgrounds inside the inner shell.
+const BACKGROUND_AMPERSAND = /(?<=[^\s;&|({'"]\s*)(?<![&>|<\\])&(?![&>])(?=\s|$|[;)'"])/g;
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
@@ -31,12 +58,12 @@ export function backgroundingIn(command: string): string | undefined {
   return undefined;
 }
 
-// Two tests, cheaper than one case-insensitive alternation over every file's text: the three
+// Two tests, cheaper than one case-insensitive alternation over every file's text: the
 // words are matched with their case by BACKGROUNDING, only `start /b` and Start-Process without.
-const SHELL_WORDS = /nohup|setsid|disown/;
+const SHELL_WORDS = /nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm/;
 const SHELL_WORDS_ANY_CASE = /start(?:\s+(?:"[^"]*"\s+)?\/b|-process)/i;
-/** After a lone `&`: the end of its line or of a string. Sticky, so nothing is sliced. */
-const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)])/y;
+/** After a lone `&`: the end of its line or of a string (or an escaped quote closing an inner one). Sticky, so nothing is sliced. */
+const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
 /** After a lone `&`: a word on the same line (`server & echo`). */
 const WORD_AFTER = /[^\S\n]+\w/y;
 /**

@@ -9,6 +9,7 @@ import { applyMarkers, mayMatter } from '../check/checker.js';
 import { about } from '../check/about.js';
 import { analyseJs } from '../check/js-rules.js';
 import { describeFailure } from '../check/config.js';
+import { textOnlyParser } from './text-parser.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
 const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
@@ -69,9 +70,28 @@ const plugin = {
   configs: {} as Record<string, unknown>,
 };
 
-/** Flat config: `import leash from 'proc-leash-check/eslint'; export default [leash.configs.recommended];` */
+/** Every JS and TS file: a flat config object without `files` reaches only `.js`, `.mjs` and `.cjs`. */
+export const LINTED_FILES = ['**/*.{js,mjs,cjs,jsx,ts,mts,cts,tsx}'];
+const TYPESCRIPT_FILES = ['**/*.{ts,mts,cts,tsx}'];
+
+/**
+ * Flat config: `import leash from 'proc-leash-check/eslint'; export default [leash.configs.recommended];`.
+ * It sets no parser: TypeScript files are parsed by the project's typescript-eslint config, or,
+ * without one, by `leash.configs.typescript` placed after it.
+ */
 plugin.configs.recommended = {
+  name: 'leash/recommended',
+  files: LINTED_FILES,
   plugins: { leash: plugin },
+  rules: { 'leash/no-detached-spawn': 'error' },
+};
+
+/** For projects without typescript-eslint: TypeScript files read by a text-only parser, for this rule alone. */
+plugin.configs.typescript = {
+  name: 'leash/typescript',
+  files: TYPESCRIPT_FILES,
+  plugins: { leash: plugin },
+  languageOptions: { parser: textOnlyParser },
   rules: { 'leash/no-detached-spawn': 'error' },
 };
 
