@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-DEFAULT_TESTS="test/owner/owner-api test/owner/owner-death test/owner/terminate-ends-escapees test/run/group-fallback-idle test/run/cli test/mcp/transport test/mcp/close-edges"
+DEFAULT_TESTS="test/owner/owner-api test/owner/owner-death test/run/group-fallback-idle test/run/cli test/mcp/transport test/mcp/leash-run"
 TESTS=${MACOS_PATHS_TESTS:-$DEFAULT_TESTS}
 
 skip() {
@@ -44,6 +44,9 @@ timeout --kill-after=10 300 unshare --mount --pid --fork sh -c '
   mkdir -p /run/leash-realproc
   mount -t proc proc /run/leash-realproc
   mount -t tmpfs -o size=64k,mode=0555 leash-no-proc /proc
+  # A lane that saw /proc, or had no ps to ask, would prove nothing: say so and fail.
+  if [ -e /proc/self/stat ]; then echo "macos-paths lane: /proc is still visible" >&2; exit 1; fi
+  ps -o pgid= -p $$ >/dev/null || { echo "macos-paths lane: the ps stand-in does not answer" >&2; exit 1; }
   # Its own session and group, inside the namespace (the inherited group lives outside it). Not
   # the last command: sh would exec it, and node as pid 1 would leave every orphan a zombie.
   setsid node scripts/run-tests.mjs "$@"
