@@ -3,9 +3,14 @@
 // supervisor into one CommonJS file and `leash run` into one ES module with esbuild. Each step
 // says what it does and how long it took:
 // tsc alone takes 15-40 s on a small shared machine, and a silent wait that long looks like a hang.
+// A build whose inputs are byte for byte those of the last complete build is skipped
+// (scripts/build-stamp.mjs; `--force` or LEASH_BUILD_FORCE=1 builds anyway): `npm ci` builds
+// (prepare), and `npm test`, `npm run demo` and `npm pack` right after need not build again.
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { buildInputsDigest } from './build-stamp.mjs';
 
 const require = createRequire(import.meta.url);
 const steps = [
@@ -49,6 +54,24 @@ const steps = [
   },
 ];
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+process.chdir(ROOT);
+const STAMP = 'dist/.build-inputs';
+// What a complete build leaves: a stamp next to outputs someone deleted must not skip the build.
+const OUTPUTS = ['dist/src/index.js', 'dist/src/supervisor/supervisor.cjs', 'dist/src/run/leash-run.mjs', 'packages/check/dist/index.js'];
+const force = process.argv.includes('--force') || process.env.LEASH_BUILD_FORCE === '1';
+const digest = buildInputsDigest(ROOT);
+let built;
+try {
+  built = readFileSync(STAMP, 'utf8').trim();
+} catch {
+  built = undefined;
+}
+if (!force && built === digest && OUTPUTS.every((file) => existsSync(file))) {
+  process.stderr.write('build: up to date (no input changed since the last build; --force builds anyway)\n');
+  process.exit(0);
+}
+
 // Output of files since moved or deleted would otherwise stay in dist/ and be packed.
 rmSync('dist', { recursive: true, force: true });
 
@@ -62,3 +85,5 @@ for (const step of steps) {
   }
   process.stderr.write(` ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
+// Written last: an interrupted or failed build leaves no stamp, so the next one starts afresh.
+writeFileSync(STAMP, `${digest}\n`);

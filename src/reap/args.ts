@@ -2,7 +2,7 @@
 
 import { describeRange, parseGrace, REAP_GRACE } from '../config/grace.js';
 export const REAP_USAGE =
-  'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--include-unknown] [--kill [--grace DURATION]]';
+  'usage: leash reap [--json] [--match REGEX] [--older-than DURATION] [--min-memory SIZE] [--include-unknown] [--include-own-session] [--kill [--grace DURATION]]';
 
 /** What `leash reap --help` (and `leash help reap`) prints. */
 export const REAP_HELP = `${REAP_USAGE}
@@ -10,7 +10,8 @@ export const REAP_HELP = `${REAP_USAGE}
 Lists process trees other clients leaked (Linux): an orphaned top process (parent init or a
 subreaper) whose stdin has no writer left (pipe) or no peer (unix socket), whose stdout or stderr
 has no reader, or which carries a leash owner token whose supervisor is gone. Largest first, with a
-total. Never listed or signalled: pid 1, the caller's ancestors and session, other users' processes
+total. Never listed or signalled: pid 1, the caller's ancestors and session (unless
+--include-own-session; trees there are counted and the count is printed), other users' processes
 unless root, anything whose stdin is a terminal or still has a writer. A tree whose pipe ends may
 be held by a process reap cannot look at (another user's, hidden by hidepid, outside a container)
 is unknown, not leaked: shown apart, never ended unless --include-unknown says so.
@@ -22,6 +23,9 @@ options:
   --min-memory SIZE      only trees with at least that much resident memory (512K, 100M, 1.5G)
   --include-unknown      count unknown trees as leaked: list them with the rest and, with
                          --kill, end them (a process reap cannot see may still feed them)
+  --include-own-session  also list (and with --kill, end) trees in this terminal's own session,
+                         as a CLI agent that crashed in it leaves them; never this process or
+                         its ancestors
   --kill                 end the listed trees: SIGTERM, the grace, SIGKILL, each target's
                          identity (pidfd, start time) proven right before each signal
   --grace TIME           between SIGTERM and SIGKILL: 5, 5s, 500ms, 1.5s, 2m (default 5s, at most 10m)
@@ -40,6 +44,7 @@ export interface ReapArguments {
   json: boolean;
   kill: boolean;
   includeUnknown: boolean;
+  includeOwnSession: boolean;
   graceMs: number;
   match?: RegExp;
   olderThanSeconds?: number;
@@ -67,7 +72,7 @@ export function parseSizeKb(text: string): number | undefined {
 
 /** Parses the flags; a string is the usage error to print. */
 export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
-  const parsed: ReapArguments = { json: false, kill: false, includeUnknown: false, graceMs: DEFAULT_GRACE_MS, help: false };
+  const parsed: ReapArguments = { json: false, kill: false, includeUnknown: false, includeOwnSession: false, graceMs: DEFAULT_GRACE_MS, help: false };
   // A value flag given twice is refused: the second --match replacing the first would widen --kill.
   const given = new Set<string>();
   for (let i = 0; i < argv.length; i += 1) {
@@ -90,6 +95,7 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
       case '--json':
       case '--kill':
       case '--include-unknown':
+      case '--include-own-session':
       case '--help':
       case '-h': {
         const refused = bare();
@@ -97,6 +103,7 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
         if (flag === '--json') parsed.json = true;
         else if (flag === '--kill') parsed.kill = true;
         else if (flag === '--include-unknown') parsed.includeUnknown = true;
+        else if (flag === '--include-own-session') parsed.includeOwnSession = true;
         else parsed.help = true;
         break;
       }

@@ -65,6 +65,8 @@ export function formatJson(
     uninspected: number;
     nestedPidNamespace: boolean;
     outcomes?: readonly TreeOutcome[];
+    /** Trees not listed because they are in the caller's own session (0 and 0 with --include-own-session). */
+    ownSession?: { leaked: number; unknown: number };
   },
 ): string {
   const byPid = new Map(extra.outcomes?.map((outcome) => [outcome.pid, outcome]));
@@ -92,6 +94,7 @@ export function formatJson(
       blindSpot: extra.blindSpot ?? null,
       uninspected: extra.uninspected,
       nestedPidNamespace: extra.nestedPidNamespace,
+      notShownOwnSession: extra.ownSession ?? { leaked: 0, unknown: 0 },
     },
     null,
     2,

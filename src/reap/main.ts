@@ -6,7 +6,7 @@ import { readUnixSockets } from '../sys/unix-sockets.js';
 import { REAP_HELP, REAP_USAGE, parseReapArgs } from './args.js';
 import { formatJson, formatTable } from './format.js';
 import { scanLeakedTrees, type LeakedTree } from './scan.js';
-import { endTrees } from './terminate.js';
+import { callerNow, endTrees } from './terminate.js';
 
 /** Exit codes: documented in docs/reap.md. */
 export const EXIT_NONE_FOUND = 0;
@@ -48,7 +48,7 @@ export async function reapMain(argv: string[]): Promise<number> {
       `leash reap: warning: native calls unavailable (${nativeLoadFailure()}); stdio sockets are not judged, and a pipe only where every process can be read\n`,
     );
   }
-  const scan = scanLeakedTrees(sockets);
+  const scan = scanLeakedTrees(sockets, undefined, parsed.includeOwnSession);
   const wanted = (tree: LeakedTree) =>
     (parsed.match === undefined || parsed.match.test(tree.command)) &&
     (parsed.olderThanSeconds === undefined || tree.ageSeconds >= parsed.olderThanSeconds) &&
@@ -56,7 +56,9 @@ export async function reapMain(argv: string[]): Promise<number> {
   // Unknown trees may still be fed by a process reap cannot see: ended only when asked by name.
   const unknown = scan.unknown.filter(wanted);
   const trees = parsed.includeUnknown ? [...scan.trees.filter(wanted), ...unknown] : scan.trees.filter(wanted);
-  const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs) : undefined;
+  const outcomes = parsed.kill && trees.length > 0 ? await endTrees(trees, parsed.graceMs, callerNow(!parsed.includeOwnSession)) : undefined;
+  // Set apart, not forgotten: the user is told they exist and how to see them.
+  const ownSession = { leaked: scan.ownSession.leaked.filter(wanted).length, unknown: scan.ownSession.unknown.filter(wanted).length };
   const unlisted = parsed.includeUnknown ? [] : unknown;
   if (parsed.json) {
     writeData(
@@ -66,11 +68,24 @@ export async function reapMain(argv: string[]): Promise<number> {
         uninspected: scan.uninspected,
         nestedPidNamespace: scan.nestedPidNamespace,
         outcomes,
+        ownSession,
       }),
     );
   } else {
     writeData(formatTable(trees, outcomes));
     if (unlisted.length > 0) writeData(`\n${formatTable(unlisted, undefined, 'unknown')}`);
+  }
+  if (ownSession.leaked + ownSession.unknown > 0) {
+    const counted = [
+      ownSession.leaked > 0 ? `${ownSession.leaked} leaked tree${ownSession.leaked === 1 ? '' : 's'}` : '',
+      ownSession.unknown > 0 ? `${ownSession.unknown} unknown tree${ownSession.unknown === 1 ? '' : 's'}` : '',
+    ].filter(Boolean).join(' and ');
+    writeDiagnostic(
+      `leash reap: ${counted} in this terminal's own session not shown${parsed.kill ? ' nor ended' : ''} ` +
+        `(a CLI that crashed in this terminal leaves them there): --include-own-session includes them\n`,
+    );
+  }
+  if (!parsed.json) {
     if (scan.blindSpot !== undefined && (unknown.length > 0 || trees.some((tree) => tree.unproven.length > 0))) {
       writeDiagnostic(
         `leash reap: pipe ends held by some processes cannot be seen here: ${scan.blindSpot}. ` +

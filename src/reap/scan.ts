@@ -82,6 +82,11 @@ export interface ScanResult {
   fdsSeen: number;
   /** In a container: processes outside it (and the pipe ends they hold) are invisible. */
   nestedPidNamespace: boolean;
+  /**
+   * Trees left out because a process of theirs is in the caller's own session (judged all the
+   * same, so the user can be told they exist); zero when the caller asked for them.
+   */
+  ownSession: { leaked: LeakedTree[]; unknown: LeakedTree[] };
 }
 
 /** Who is calling: processes this scan must never judge, whatever they look like. */
@@ -91,16 +96,21 @@ export interface Caller {
   uid: number | undefined;
   sid: number;
   ancestors: ReadonlySet<number>;
+  /**
+   * The caller's own session is never judged unless this is false (--include-own-session): a
+   * CLI agent that crashed in the user's own terminal leaves its trees there.
+   */
+  sparesOwnSession?: boolean;
 }
 
-export function currentCaller(stats: ReadonlyMap<number, ProcStat>): Caller {
+export function currentCaller(stats: ReadonlyMap<number, ProcStat>, sparesOwnSession = true): Caller {
   const ancestors = new Set<number>();
   let at = stats.get(process.pid)?.ppid;
   while (at !== undefined && at > 0 && !ancestors.has(at)) {
     ancestors.add(at);
     at = stats.get(at)?.ppid;
   }
-  return { pid: process.pid, uid: process.getuid?.(), sid: stats.get(process.pid)?.sid ?? -1, ancestors };
+  return { pid: process.pid, uid: process.getuid?.(), sid: stats.get(process.pid)?.sid ?? -1, ancestors, sparesOwnSession };
 }
 
 /** A process's argument vector (undefined when gone or a kernel thread), as one scan reads it. */
@@ -149,10 +159,10 @@ function isOrphaned(stat: ProcStat, stats: ReadonlyMap<number, ProcStat>, argvOf
   return isUserManager(parent.pid, argvOf);
 }
 
-/** Never judged, never signalled: pid 1, the caller, its ancestors and session, other users'. */
+/** Never judged, never signalled: pid 1, the caller, its ancestors and (unless asked) session, other users'. */
 export function isProtected(stat: ProcStat, caller: Caller): boolean {
   if (stat.pid <= 1 || stat.pid === caller.pid || caller.ancestors.has(stat.pid)) return true;
-  if (stat.sid === caller.sid) return true;
+  if (stat.sid === caller.sid && caller.sparesOwnSession !== false) return true;
   if (caller.uid !== undefined && caller.uid !== 0 && processUid(stat.pid) !== caller.uid) return true;
   return false;
 }
@@ -304,7 +314,7 @@ function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
  * machine to find who holds those pipes. `sockets` is the sock_diag table (readUnixSockets);
  * without it, stdio sockets are not judged.
  */
-export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: Caller): ScanResult {
+export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: Caller, includeOwnSession = false): ScanResult {
   const all = scanAllStats();
   const stats = new Map<number, ProcStat>();
   const byParent = new Map<number, ProcStat[]>();
@@ -314,13 +324,17 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     if (siblings) siblings.push(stat);
     else byParent.set(stat.ppid, [stat]);
   }
-  const who = caller ?? currentCaller(stats);
+  const who = caller ?? currentCaller(stats, !includeOwnSession);
+  // Trees in the caller's session are judged as any other, then set apart unless asked for.
+  const judged: Caller = { ...who, sparesOwnSession: false };
+  const spared = who.sparesOwnSession !== false;
+  const inOwnSession = (tree: LeakedTree) => tree.members.some((member) => stats.get(member.pid)?.sid === who.sid);
 
   const candidates: Candidate[] = [];
   const inodes = new Set<number>();
   const argvOf = commandLinesOnce();
   for (const stat of all) {
-    if (isDeadState(stat.state) || !isOrphaned(stat, stats, argvOf) || isProtected(stat, who)) continue;
+    if (isDeadState(stat.state) || !isOrphaned(stat, stats, argvOf) || isProtected(stat, judged)) continue;
     const stdinTarget = readFdTarget(stat.pid, 0);
     if (isTerminalTarget(stdinTarget)) continue;
     const candidate: Candidate = {
@@ -368,7 +382,8 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     let above = stats.get(top.ppid);
     let nested = false;
     for (let hops = 0; above && hops < 4096; hops += 1) {
-      const over = tops.get(above.pid);
+      // A top in the caller's session, when set apart, holds nothing that is listed.
+      const over = spared && above.sid === who.sid ? undefined : tops.get(above.pid);
       if (over && (over.leaked || !verdict.leaked)) {
         nested = true;
         break;
@@ -379,7 +394,7 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
     // An unknown tree stops where a leaked tree that stands on its own begins: each process is
     // listed, counted and ended once.
     const standsAlone = verdict.leaked ? undefined : (stat: ProcStat) => stat.pid !== pid && tops.get(stat.pid)?.leaked === true;
-    const members = collectMembers(top, byParent, who, argvOf, standsAlone);
+    const members = collectMembers(top, byParent, judged, argvOf, standsAlone);
     if (!members) continue;
     (verdict.leaked ? trees : unknown).push({
       pid,
@@ -397,8 +412,12 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
   trees.sort(bySize);
   unknown.sort(bySize);
   return {
-    trees,
-    unknown,
+    trees: spared ? trees.filter((tree) => !inOwnSession(tree)) : trees,
+    unknown: spared ? unknown.filter((tree) => !inOwnSession(tree)) : unknown,
+    ownSession: {
+      leaked: spared ? trees.filter(inOwnSession) : [],
+      unknown: spared ? unknown.filter(inOwnSession) : [],
+    },
     blindSpot,
     uninspected: scan.denied.length,
     processes: all.length,

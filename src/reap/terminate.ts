@@ -59,10 +59,11 @@ function addNewDescendants(targets: Map<number, Target>, caller: Caller): void {
   }
 }
 
-function callerNow(): Caller {
+/** This process as a caller, now; `sparesOwnSession` false with --include-own-session. */
+export function callerNow(sparesOwnSession = true): Caller {
   const stats = new Map<number, ProcStat>();
   for (const stat of scanAllStats()) stats.set(stat.pid, stat);
-  return currentCaller(stats);
+  return currentCaller(stats, sparesOwnSession);
 }
 
 /** `caller`: whose processes are never signalled (by default this process, as the scan judged it). */

@@ -1,7 +1,7 @@
 // Signals, liveness and identity of processes and process groups, zombie-aware where the
 // platform lets us see zombies. Standard library only: the death supervisor imports this file.
-import { createRequire } from 'node:module';
 import { environHasEntry, hasProcfs, isDeadState, listPids, processUid, readProcStat, scanAllStats } from './procfs.js';
+import { psProcessGroupOf } from './ps.js';
 
 /** What became of a signal: delivered, no such target, or not ours to signal. */
 export type SignalOutcome = 'sent' | 'gone' | 'denied';
@@ -38,31 +38,27 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): SignalOut
 let cachedOwnPgid: number | undefined;
 
 /**
- * The process group of this process. Node has no getpgid: procfs on Linux, `ps` elsewhere
- * (asked once; a group never changes under us unless we call setpgid, which Node cannot).
+ * The process group of this process. Node has no getpgid: procfs on Linux; elsewhere a group
+ * named by our own pid means we lead it (a detached child, as the supervisor is: no ps needed),
+ * else `ps` (asked once; a group never changes under us unless we call setpgid, which Node cannot).
  */
 export function ownProcessGroupId(): number {
-  if (cachedOwnPgid === undefined) cachedOwnPgid = processGroupOf(process.pid);
+  if (cachedOwnPgid === undefined) {
+    cachedOwnPgid = hasProcfs() ? readProcStat(process.pid)?.pgid : leadsOwnGroup() ? process.pid : psProcessGroupOf(process.pid);
+  }
   if (cachedOwnPgid === undefined) throw new Error('cannot determine this process group');
   return cachedOwnPgid;
+}
+
+// While we live, no other group can be numbered with our pid (POSIX): if it answers, it is ours.
+function leadsOwnGroup(): boolean {
+  return deliver(-process.pid, 0) !== 'gone';
 }
 
 /** The process group of any process, or undefined when it is gone or unknowable. */
 export function processGroupOf(pid: number): number | undefined {
   if (hasProcfs()) return readProcStat(pid)?.pgid;
-  try {
-    // Loaded only here, off the Linux path: the supervisor should not pay for child_process.
-    const { execFileSync } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
-    const out = execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      timeout: 2000,
-    });
-    const pgid = Number(out.trim());
-    return Number.isInteger(pgid) && pgid > 0 ? pgid : undefined;
-  } catch {
-    return undefined;
-  }
+  return psProcessGroupOf(pid);
 }
 
 /**

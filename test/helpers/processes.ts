@@ -4,7 +4,8 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { findEnvironmentCarriers, isProcessAlive, signalProcess } from '../../src/sys/processes.js';
-import { readCommandLine } from '../../src/sys/procfs.js';
+import { hasProcfs } from '../../src/sys/procfs.js';
+import { relocatedEnvironCarriers, testCommandLine } from './real-proc.js';
 import { waitUntil } from '../../src/sys/wait.js';
 
 export const MARK_VARIABLE = 'LEASH_TEST_MARK';
@@ -25,12 +26,13 @@ export function newMark(): string {
 /** Live (non-zombie) processes carrying this test's mark. */
 export function markedPids(mark: string): number[] {
   const entry = `${MARK_VARIABLE}=${mark}`;
+  if (!hasProcfs()) return relocatedEnvironCarriers(entry); // the macOS-paths lane: tests only
   return findEnvironmentCarriers(entry).map((mark) => mark.pid);
 }
 
 /** The live process carrying the mark whose command line, its words joined by spaces, is `command`. */
 export function markedPidRunning(mark: string, command: string): number | undefined {
-  return markedPids(mark).find((pid) => (readCommandLine(pid) ?? []).join(' ') === command);
+  return markedPids(mark).find((pid) => (testCommandLine(pid) ?? []).join(' ') === command);
 }
 
 /** Ends every process carrying the mark (they are this test's own), then waits for them. */

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
+import { hasProcfs } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, JsonLines, exited, killMarked, markedPids, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 import { CLIENT_FIXTURE, TreeReport, wrappedServer } from './chain.js';
@@ -21,7 +22,7 @@ function throughLeashRun(): { command: string; args: string[] } {
   };
 }
 
-test('leash run --die-with-parent: client SIGKILLed, nothing of the server tree is left', async (t) => {
+test('leash run --die-with-parent: client SIGKILLed, nothing of the server tree is left', { skip: !hasProcfs() && 'the group fallback (no /proc, no subreaper) does not support --die-with-parent (docs/run.md)' }, async (t) => {
   const mark = newMark();
   t.after(() => killMarked(mark));
   const server = throughLeashRun();

@@ -12,10 +12,10 @@ import {
   terminateOwned,
 } from '../../src/index.js';
 import { isProcessAlive, ownProcessGroupId, signalGroup } from '../../src/sys/processes.js';
-import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, JsonLines, killMarked, markedEnv, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 import { readPids } from '../helpers/groups.js';
+import { testProcStat } from '../helpers/real-proc.js';
 
 const mark = newMark();
 after(() => killMarked(mark));
@@ -26,7 +26,7 @@ test('spawnOwned: a ChildProcess leading its own group, registered before it ret
   const child = spawnOwned('sleep', ['1000'], options());
   assert.ok(child.pid);
   assert.deepEqual(ownedProcessGroups().includes(child.pid!), true);
-  const stat = readProcStat(child.pid!);
+  const stat = testProcStat(child.pid!);
   assert.equal(stat?.pgid, child.pid, 'the child leads its group');
   assert.equal(stat?.sid, child.pid, 'and its session');
   assert.ok(supervisorPid(), 'a supervisor runs');

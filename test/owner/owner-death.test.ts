@@ -2,9 +2,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isProcessAlive } from '../../src/sys/processes.js';
+import { hasProcfs } from '../../src/sys/procfs.js';
 import { exited, JsonLines, killMarked, markedPids, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 
-const KINDS = ['plain', 'term-ignoring', 'grandchildren', 'wrapper', 'setsid-escapee', 'orphaned-escapee'];
+// Kind -> pids the fixture reports for it.
+const ALL_KINDS: Record<string, number> = { plain: 1, 'term-ignoring': 1, grandchildren: 3, wrapper: 2, 'setsid-escapee': 2, 'orphaned-escapee': 1 };
+// Without procfs (macOS) no one can read a process's environment: an escapee that left the group
+// and the session carries the token unseen and outlives the owner (docs/embedding.md, macOS).
+const KINDS = Object.keys(ALL_KINDS).filter((kind) => hasProcfs() || !kind.includes('escapee'));
+if (!hasProcfs()) console.log('# owner-death: no procfs: the setsid escapees are left out (only an environment scan finds them)');
+const PIDS = KINDS.reduce((sum, kind) => sum + ALL_KINDS[kind]!, 0);
 
 interface Tree {
   owner: number;
@@ -32,7 +39,7 @@ for (const death of deaths) {
       });
       const lines = new JsonLines(owner);
       const tree = await lines.next<Tree>();
-      assert.equal(tree.pids.length, 10);
+      assert.equal(tree.pids.length, PIDS);
       assert.ok(Number.isInteger(tree.supervisor));
       if (death.signal) {
         for (const pid of tree.pids) assert.ok(isProcessAlive(pid), `pid ${pid} was not running`);
@@ -87,7 +94,7 @@ test('control: the same owner with plain child_process.spawn leaks its child', a
   }
 });
 
-test('an escapee whose group is gone keeps the supervisor, and dies with the owner', async () => {
+test('an escapee whose group is gone keeps the supervisor, and dies with the owner', { skip: !hasProcfs() && 'needs /proc: only an environment scan finds an escapee' }, async () => {
   const mark = newMark();
   try {
     const owner = startFixture('owner.mjs', ['orphaned-escapee', 'until-unowned'], mark);

@@ -2,15 +2,42 @@
 // through sh (so that they end up orphaned, the way leaks do), and waiting for them.
 import { spawn, spawnSync } from 'node:child_process';
 import type { TestContext } from 'node:test';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { signalIfSame } from '../../src/sys/verified-signal.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES, exited, killMarked, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
+import { CLI_ENTRY, FIXTURES, REPO_ROOT, exited, killMarked, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
 
-export const IDLE = `${FIXTURES}reap/idle.mjs`;
+/** The uid other-user tests drop to that must reach what it runs (nobody). */
+const PROBE_UID = 65534;
+
+/**
+ * What processes of other users run: the checkout's own files where every user can reach them,
+ * else a copy in a 0755 temporary folder (a checkout in a private folder, 0700 as `mktemp -d`
+ * makes or as /root is, cannot be entered by anyone else): the CLI with the built code and koffi,
+ * and the reap fixtures. Copied once per test process, removed when it exits.
+ */
+function otherUserTree(): { cli: string; fixtures: string } {
+  const own = { cli: CLI_ENTRY, fixtures: FIXTURES };
+  if (process.getuid?.() !== 0) return own; // only root starts processes as other users
+  const reachable = spawnSync('setpriv', [`--reuid=${PROBE_UID}`, `--regid=${PROBE_UID}`, '--clear-groups', 'test', '-r', `${FIXTURES}reap/idle.mjs`]);
+  if (reachable.error || reachable.status === 0) return own;
+  const copy = mkdtempSync(join(tmpdir(), 'leash-other-user-'));
+  process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
+  for (const path of ['package.json', 'bin', 'dist/src', 'test/fixtures/reap', 'node_modules/koffi', 'node_modules/@koromix']) {
+    if (existsSync(join(REPO_ROOT, path))) cpSync(join(REPO_ROOT, path), join(copy, path), { recursive: true });
+  }
+  spawnSync('chmod', ['-R', 'a+rX', copy]);
+  chmodSync(copy, 0o755);
+  return { cli: join(copy, 'bin', 'leash.js'), fixtures: join(copy, 'test', 'fixtures') + '/' };
+}
+
+const OTHER_USER_TREE = otherUserTree();
+/** The reap fixtures, where every user can read them. */
+export const REAP_FIXTURES = `${OTHER_USER_TREE.fixtures}reap/`;
+export const IDLE = `${REAP_FIXTURES}idle.mjs`;
 
 export interface ReportedTree {
   pid: number;
@@ -35,9 +62,12 @@ function asUser(uid: number | undefined, argv: string[]): string[] {
   return uid === undefined ? argv : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...argv];
 }
 
-/** Runs `leash reap --json ARGS`, optionally as another user (through setpriv). */
+/** Runs `leash reap --json ARGS`, optionally as another user (through setpriv, from a tree it can read). */
+/** The CLI entry other users can run (see otherUserTree). */
+export const OTHER_USER_CLI = OTHER_USER_TREE.cli;
+
 export function runReap(args: readonly string[], asUid?: number): { code: number | null; report: ReapReport; stderr: string } {
-  const argv = asUser(asUid, [process.execPath, CLI_ENTRY, 'reap', '--json', ...args]);
+  const argv = asUser(asUid, [process.execPath, asUid === undefined ? CLI_ENTRY : OTHER_USER_TREE.cli, 'reap', '--json', ...args]);
   const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 60_000 });
   let report: ReapReport;
   try {

@@ -4,14 +4,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { CLI_ENTRY } from '../helpers/processes.js';
 import type { ReapReport } from './harness.js';
-import { idle, q, reapScratch, runShell } from './harness.js';
+import { OTHER_USER_CLI, idle, q, reapScratch, runShell } from './harness.js';
 
 const CALLER_UID = 1; // daemon
 
 function reapUnderHidepid(args: string[]): { code: number | null; report: ReapReport; stderr: string } {
-  const reap = ['setpriv', `--reuid=${CALLER_UID}`, `--regid=${CALLER_UID}`, '--clear-groups', process.execPath, CLI_ENTRY, 'reap', '--json', ...args];
+  const reap = ['setpriv', `--reuid=${CALLER_UID}`, `--regid=${CALLER_UID}`, '--clear-groups', process.execPath, OTHER_USER_CLI, 'reap', '--json', ...args];
   const script = `mount -t proc -o hidepid=invisible proc /proc && exec ${reap.map(q).join(' ')}`;
   const result = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { encoding: 'utf8', timeout: 60_000 });
   try {

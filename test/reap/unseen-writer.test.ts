@@ -10,13 +10,12 @@ import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { processUid, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES } from '../helpers/processes.js';
-import { IDLE, idle, q, reapScratch, runReap, runShell } from './harness.js';
+import { IDLE, OTHER_USER_CLI, REAP_FIXTURES, idle, q, reapScratch, runReap, runShell } from './harness.js';
 
 const CALLER_UID = 1; // daemon: runs leash reap and owns the servers
 const OTHER_UID = 65534; // nobody: holds pipe ends the caller cannot see
-const CROSS_USER_PIPE = `${FIXTURES}reap/cross-user-pipe.py`;
-const SUBREAPER_WITH_LEAK = `${FIXTURES}reap/subreaper-with-leak.py`;
+const CROSS_USER_PIPE = `${REAP_FIXTURES}cross-user-pipe.py`;
+const SUBREAPER_WITH_LEAK = `${REAP_FIXTURES}subreaper-with-leak.py`;
 /** A Python the caller's user may run (root's own may sit under /root), started by path: execv does not search. */
 const SYSTEM_PYTHON = '/usr/bin/python3';
 
@@ -70,7 +69,7 @@ test('a stdin fed by a process reap cannot read is never ended as leaked', { ski
   // The table: unknown trees apart, after the leaked ones, the blind spot named on stderr; exit 0.
   const table = spawnSync(
     'setpriv',
-    [`--reuid=${CALLER_UID}`, `--regid=${CALLER_UID}`, '--clear-groups', process.execPath, CLI_ENTRY, 'reap', '--match', marker],
+    [`--reuid=${CALLER_UID}`, `--regid=${CALLER_UID}`, '--clear-groups', process.execPath, OTHER_USER_CLI, 'reap', '--match', marker],
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(table.status, 0, table.stderr);

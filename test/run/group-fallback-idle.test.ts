@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
-import { listPids, readChildren } from '../../src/sys/procfs.js';
+import { hasProcfs, listPids, readChildren } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { markedScratch } from '../helpers/leash-run.js';
 import { exited, startFixture } from '../helpers/processes.js';
@@ -21,7 +21,7 @@ function readCalls(pid: number): number {
   return Number(line?.split(/\s+/)[1]);
 }
 
-test('the process-group fallback does not scan /proc while the command runs', async (t) => {
+test('the process-group fallback does not scan /proc while the command runs', { skip: !hasProcfs() && 'needs /proc: it counts read() calls in /proc/<pid>/io' }, async (t) => {
   const { mark } = markedScratch(t);
   const fallback = startFixture('run/group-fallback.mjs', ['sleep', '300'], mark);
   const pid = fallback.pid as number;
