@@ -14,7 +14,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
-import { readChildren, readProcStat, isDeadState, isStoppedState, type ProcStat } from '../sys/procfs.js';
+import { CLOCK_TICKS_PER_SECOND, readChildren, readProcStat, readUptimeSeconds, isDeadState, isStoppedState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
@@ -151,6 +151,8 @@ export class TreeSupervisor {
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
   private readonly cgroup: TreeCgroup | undefined;
   private cgroupGuard: CgroupGuard | undefined;
+  /** Contained: for each set of signalled processes, its group signals (pgid -> tick sent). */
+  private readonly groupSignals = new WeakMap<Set<string>, Map<number, number>>();
   /** Processes in the cgroup at the last look (contained). */
   private memberCount = 0;
 
@@ -338,7 +340,7 @@ export class TreeSupervisor {
       if (this.phase === 'running') this.beginStop(treeSignalFor(signal), `signal ${signal}`);
     } else if (this.phase === 'stopping') {
       // A repeated request is passed on too; the grace keeps running.
-      this.signalled.clear();
+      this.forgetSignalled();
       this.signalTree(treeSignalFor(signal));
     }
   }
@@ -668,11 +670,11 @@ export class TreeSupervisor {
     }
     this.escalated = true;
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
-    this.signalled.clear();
+    this.forgetSignalled();
     this.signalTree('SIGKILL');
     // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
     this.after(KILL_REPEAT_MS, () => {
-      this.signalled.clear();
+      this.forgetSignalled();
       this.check();
     }, true);
   }
@@ -741,17 +743,25 @@ export class TreeSupervisor {
     }
     let reached = 0;
     let firstGroupAt: number | undefined;
+    let groupsSignalled = this.groupSignals.get(signalled);
+    if (!groupsSignalled) this.groupSignals.set(signalled, (groupsSignalled = new Map()));
     for (const pid of cgroup.members()) {
-      if (signalled.has(String(pid))) continue;
       if (firstGroupAt !== undefined && performance.now() - firstGroupAt > CONTAINED_SIGNAL_SLICE_MS) break;
       const stat = readProcStat(pid);
-      signalled.add(String(pid));
-      if (!stat || isDeadState(stat.state) || signalled.has(`group ${stat.pgid}`)) continue;
+      if (!stat || isDeadState(stat.state)) continue;
+      // As in the process tree: a process that changed group since is new again (a fork that
+      // left a signalled group for a session of its own after the signal).
+      if (signalled.has(key(stat))) continue;
+      signalled.add(key(stat));
+      // Reached by its group's signal only if it existed then (start times are in ticks: one that
+      // started in the signal's tick gets its own too).
+      const groupAt = groupsSignalled.get(stat.pgid);
+      if (groupAt !== undefined && stat.startTime < groupAt) continue;
       if (this.mayKillContainedGroup(cgroup, stat) && cgroup.holds(pid)) {
         // Still the process read above (start time) and still in the group: the group is the tree's.
         const outcome = signalGroupWithWitness(stat.pgid, stat, signal);
         if (outcome === 'sent') {
-          signalled.add(`group ${stat.pgid}`);
+          groupsSignalled.set(stat.pgid, Math.floor((readUptimeSeconds() ?? -Infinity) * CLOCK_TICKS_PER_SECOND));
           firstGroupAt ??= performance.now();
           reached += 1;
           continue;
@@ -760,6 +770,12 @@ export class TreeSupervisor {
       if (cgroup.signalMember(pid, signal) === 'sent') reached += 1;
     }
     return reached;
+  }
+
+  /** A new phase, or a repeated stop signal: everything is to be signalled again. */
+  private forgetSignalled(): void {
+    this.signalled.clear();
+    this.groupSignals.delete(this.signalled);
   }
 
   /**
