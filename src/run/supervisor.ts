@@ -66,7 +66,7 @@ const RUNNING_REAP_GAP_MS = 50;
  */
 const STOP_NEWCOMER_WALK_MS = 50;
 /** Contained: how long a stop's pass over the members goes on after its first group signal. */
-const CONTAINED_SIGNAL_SLICE_MS = 2;
+const CONTAINED_SIGNAL_SLICE_MS = 0.5;
 
 export interface TreeSupervisorOptions {
   command: string;
@@ -731,8 +731,8 @@ export class TreeSupervisor {
    * Contained: SIGKILL is cgroup.kill (every member at once, newcomers included). Any other signal
    * goes once per phase to each process group of the tree as a whole (one killpg through a
    * witness proven a member of the cgroup, as the process tree does through a walked one), and to
-   * each member no group signal reached, by identity. Members are looked at for a couple of
-   * milliseconds after the first group signal at most: the rest is the next check's (50 ms later,
+   * each member no group signal reached, by identity. Members are looked at for half a millisecond
+   * after the first group signal at most: the rest is the next check's (50 ms later,
    * once a tree that honours the signal is gone), not work on the CPU the dying tree needs.
    */
   private signalCgroup(cgroup: TreeCgroup, signal: NodeJS.Signals, signalled: Set<string>): number {

@@ -37,7 +37,8 @@ test('leash reap never lists a cut-off orphan whose owner token still has a live
   const { mark } = markedScratch(t);
   const marker = `review-cut-off-${mark}`;
   const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null 2>/dev/null | true &); exec sleep 1000`;
-  const leash = startLeash(['run', '--', 'sh', '-c', script], mark);
+  // The owner token's supervisor is the process tree's guard (contained, there is no token).
+  const leash = startLeash(['run', '--', 'sh', '-c', script], mark, { LEASH_CONTAINMENT: 'tree' });
   const leashPid = leash.child.pid as number;
   const orphan = () => markedPidRunning(mark, `sh -c sleep 1000; : ${marker}`);
   assert.ok(await waitUntil(() => orphan() !== undefined && readProcStat(orphan()!)?.ppid === leashPid, 10_000), `no orphan: ${leash.stderr()}`);
