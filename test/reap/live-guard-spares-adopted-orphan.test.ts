@@ -48,3 +48,22 @@ test('leash reap never lists a cut-off orphan whose owner token still has a live
   assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons]), [], 'a live owner and a live guard: nothing leaked');
   assert.equal(listed.code, 0);
 });
+
+// Contained in a cgroup there is no owner token: the live `leash run` whose cgroup holds the
+// orphan answers for it. Listed (stdout-no-reader) before reap knew the run cgroups.
+test('leash reap never lists a cut-off orphan in the cgroup of a live leash run', async (t) => {
+  const { mark } = markedScratch(t);
+  const marker = `review-cut-off-cgroup-${mark}`;
+  const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null 2>/dev/null | true &); exec sleep 1000`;
+  const leash = startLeash(['run', '--', 'sh', '-c', script], mark, { LEASH_CONTAINMENT: 'auto' });
+  const leashPid = leash.child.pid as number;
+  const orphan = () => markedPidRunning(mark, `sh -c sleep 1000; : ${marker}`);
+  assert.ok(await waitUntil(() => orphan() !== undefined && readProcStat(orphan()!)?.ppid === leashPid, 10_000), `no orphan: ${leash.stderr()}`);
+  if (!/containment: cgroup v2/.test(leash.stderr())) {
+    t.skip(`no cgroup here: ${leash.stderr().split('\n')[0]}`);
+    return;
+  }
+  const listed = runReap(['--match', marker]);
+  assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons]), [], 'a live leash run holds it: nothing leaked');
+  assert.equal(listed.code, 0);
+});
