@@ -828,7 +828,8 @@ export class TreeSupervisor {
     const cgroup = this.cgroup;
     if (!cgroup) return;
     let removed = cgroup.remove();
-    if (!removed) {
+    // Never while leash itself is in it (it could not leave): cgroup.kill would end leash too.
+    if (!removed && !cgroup.holds(this.self)) {
       cgroup.kill();
       const deadline = performance.now() + 1000;
       while (!removed && performance.now() < deadline) {
