@@ -2,6 +2,7 @@
 // pipe nobody can write to any more, its stdout or stderr a pipe nobody reads, or it carries a
 // leash owner token whose supervisor is gone; and it has been orphaned (its parent is init or a
 // subreaper). The top of each such tree, with everything below it, is one leaked tree.
+import { liveRunHolding } from '../sys/cgroup.js';
 import { OWNER_TOKEN_VARIABLE } from '../supervisor/protocol.js';
 import { isTerminalTarget, pipeInode, readFdTarget, scanPipeHolders, socketInode, type PipeHolderScan, type PipeHolders } from '../sys/fds.js';
 import { readResidentKb } from '../sys/process-memory.js';
@@ -335,6 +336,8 @@ export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: 
   const argvOf = commandLinesOnce();
   for (const stat of all) {
     if (isDeadState(stat.state) || !isOrphaned(stat, stats, argvOf) || isProtected(stat, judged)) continue;
+    // In the cgroup of a live `leash run` (contained: no owner token): its owner answers for it.
+    if (liveRunHolding(stat.pid) !== undefined) continue;
     const stdinTarget = readFdTarget(stat.pid, 0);
     if (isTerminalTarget(stdinTarget)) continue;
     const candidate: Candidate = {

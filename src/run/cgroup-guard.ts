@@ -56,6 +56,7 @@ export class CgroupGuard {
     this.starts += 1;
     let child: ChildProcess;
     try {
+      // detached-spawn: ok — the guard must outlive leash: it ends the tree's cgroup when leash dies.
       child = spawn(SHELL, ['-c', CGROUP_GUARD_SCRIPT, 'leash-guard', this.cgroup.directory, String(Math.ceil(this.graceMs / 100))], {
         // Its own session: the terminal's signals and a signal to leash's group do not reach it.
         detached: true,
@@ -74,6 +75,7 @@ export class CgroupGuard {
     }
     this.child = child;
     this.pids.add(child.pid);
+    // detached-spawn: ok — leash's exit must not wait for its guard, which leaves on "release".
     child.unref();
     const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
     stdin?.unref?.();

@@ -14,7 +14,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
-import { readChildren, readProcStat, isDeadState, isStoppedState, type ProcStat } from '../sys/procfs.js';
+import { CLOCK_TICKS_PER_SECOND, readChildren, readProcStat, readUptimeSeconds, isDeadState, isStoppedState, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
@@ -69,7 +69,7 @@ const RUNNING_REAP_GAP_MS = 50;
  */
 const STOP_NEWCOMER_WALK_MS = 50;
 /** Contained: how long a stop's pass over the members goes on after its first group signal. */
-const CONTAINED_SIGNAL_SLICE_MS = 2;
+const CONTAINED_SIGNAL_SLICE_MS = 0.5;
 
 export interface TreeSupervisorOptions {
   command: string;
@@ -160,6 +160,8 @@ export class TreeSupervisor {
   private resumedFromSuspend = false;
   private readonly cgroup: TreeCgroup | undefined;
   private cgroupGuard: CgroupGuard | undefined;
+  /** Contained: for each set of signalled processes, its group signals (pgid -> tick sent). */
+  private readonly groupSignals = new WeakMap<Set<string>, Map<number, number>>();
   /** Processes in the cgroup at the last look (contained). */
   private memberCount = 0;
   private readonly ended: EndedRecord;
@@ -374,7 +376,7 @@ export class TreeSupervisor {
       if (this.phase === 'running') this.beginStop(treeSignalFor(signal), `signal ${signal}`);
     } else if (this.phase === 'stopping') {
       // A repeated request is passed on too; the grace keeps running.
-      this.signalled.clear();
+      this.forgetSignalled();
       this.signalTree(treeSignalFor(signal));
     }
   }
@@ -718,13 +720,13 @@ export class TreeSupervisor {
     }
     this.escalated = true;
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
-    this.signalled.clear();
+    this.forgetSignalled();
     // Named first: a process has no command line left once killed.
     this.nameEnded('SIGKILL');
     this.signalTree('SIGKILL');
     // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
     this.after(KILL_REPEAT_MS, () => {
-      this.signalled.clear();
+      this.forgetSignalled();
       this.check();
     }, true);
   }
@@ -781,8 +783,8 @@ export class TreeSupervisor {
    * Contained: SIGKILL is cgroup.kill (every member at once, newcomers included). Any other signal
    * goes once per phase to each process group of the tree as a whole (one killpg through a
    * witness proven a member of the cgroup, as the process tree does through a walked one), and to
-   * each member no group signal reached, by identity. Members are looked at for a couple of
-   * milliseconds after the first group signal at most: the rest is the next check's (50 ms later,
+   * each member no group signal reached, by identity. Members are looked at for half a millisecond
+   * after the first group signal at most: the rest is the next check's (50 ms later,
    * once a tree that honours the signal is gone), not work on the CPU the dying tree needs.
    */
   private signalCgroup(cgroup: TreeCgroup, signal: NodeJS.Signals, signalled: Set<string>): number {
@@ -793,17 +795,25 @@ export class TreeSupervisor {
     }
     let reached = 0;
     let firstGroupAt: number | undefined;
+    let groupsSignalled = this.groupSignals.get(signalled);
+    if (!groupsSignalled) this.groupSignals.set(signalled, (groupsSignalled = new Map()));
     for (const pid of cgroup.members()) {
-      if (signalled.has(String(pid))) continue;
       if (firstGroupAt !== undefined && performance.now() - firstGroupAt > CONTAINED_SIGNAL_SLICE_MS) break;
       const stat = readProcStat(pid);
-      signalled.add(String(pid));
-      if (!stat || isDeadState(stat.state) || signalled.has(`group ${stat.pgid}`)) continue;
+      if (!stat || isDeadState(stat.state)) continue;
+      // As in the process tree: a process that changed group since is new again (a fork that
+      // left a signalled group for a session of its own after the signal).
+      if (signalled.has(key(stat))) continue;
+      signalled.add(key(stat));
+      // Reached by its group's signal only if it existed then (start times are in ticks: one that
+      // started in the signal's tick gets its own too).
+      const groupAt = groupsSignalled.get(stat.pgid);
+      if (groupAt !== undefined && stat.startTime < groupAt) continue;
       if (this.mayKillContainedGroup(cgroup, stat) && cgroup.holds(pid)) {
         // Still the process read above (start time) and still in the group: the group is the tree's.
         const outcome = signalGroupWithWitness(stat.pgid, stat, signal);
         if (outcome === 'sent') {
-          signalled.add(`group ${stat.pgid}`);
+          groupsSignalled.set(stat.pgid, Math.floor((readUptimeSeconds() ?? -Infinity) * CLOCK_TICKS_PER_SECOND));
           firstGroupAt ??= performance.now();
           reached += 1;
           continue;
@@ -812,6 +822,12 @@ export class TreeSupervisor {
       if (cgroup.signalMember(pid, signal) === 'sent') reached += 1;
     }
     return reached;
+  }
+
+  /** A new phase, or a repeated stop signal: everything is to be signalled again. */
+  private forgetSignalled(): void {
+    this.signalled.clear();
+    this.groupSignals.delete(this.signalled);
   }
 
   /**
@@ -865,7 +881,8 @@ export class TreeSupervisor {
     const cgroup = this.cgroup;
     if (!cgroup) return;
     let removed = cgroup.remove();
-    if (!removed) {
+    // Never while leash itself is in it (it could not leave): cgroup.kill would end leash too.
+    if (!removed && !cgroup.holds(this.self)) {
       cgroup.kill();
       const deadline = performance.now() + 1000;
       while (!removed && performance.now() < deadline) {

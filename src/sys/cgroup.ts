@@ -414,6 +414,23 @@ function removeAbandoned(parent: CgroupLocation): void {
   }
 }
 
+/**
+ * The pid of the live `leash run` whose cgroup holds `pid` (its cgroup, or one the tree made below
+ * it, is named leash-run-<leash pid>-<random>), or undefined. For `leash reap`: such a process has
+ * an owner that answers for it, as a token carrier whose supervisor runs does.
+ */
+export function liveRunHolding(pid: number): number | undefined {
+  const path = parseUnifiedPath(readOrUndefined(`/proc/${pid}/cgroup`) ?? '');
+  if (path === undefined) return undefined;
+  for (const part of path.split('/')) {
+    const match = /^leash-run-(\d+)-[0-9a-f]+$/.exec(part);
+    if (!match) continue;
+    const owner = Number(match[1]);
+    if (signalProcess(owner, 0) !== 'gone') return owner;
+  }
+  return undefined;
+}
+
 /** The one-line description of the containment in force, for stderr and `leash status`. */
 export function describeContainment(cgroup: TreeCgroup | undefined, fallbackReason?: string): string {
   return cgroup

@@ -12,7 +12,8 @@ import { exited, waitForGone } from '../helpers/processes.js';
 
 test('leash run is guarded again once its guard stops dying', async (t) => {
   const { mark } = markedScratch(t);
-  const leash = startLeash(['run', '--grace', '1', '--', 'sh', '-c', 'sleep 1005'], mark);
+  // The process tree's guard (a death supervisor and its restart window).
+  const leash = startLeash(['run', '--grace', '1', '--', 'sh', '-c', 'sleep 1005'], mark, { LEASH_CONTAINMENT: 'tree' });
   const pid = leash.child.pid as number;
   assert.ok(await waitUntil(() => liveDescendantsOf(pid).length >= 2 && guardOf(pid) !== undefined, 10_000), leash.stderr());
   const tree = liveDescendantsOf(pid);

@@ -82,7 +82,8 @@ test('leash run SIGKILLed: its guard takes down groups, adopted orphans and sets
 
 test('the guard SIGKILLed first, then leash: a replacement guard still takes the tree down', async (t) => {
   const { mark, state } = markedScratch(t);
-  const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark);
+  // The process tree's guard (a death supervisor with its replay); contained, the guard is a shell.
+  const leash = startLeash(['run', '--grace', '1', '--state', state, '--', 'sh', '-c', EVERY_SHAPE], mark, { LEASH_CONTAINMENT: 'tree' });
   const leashPid = leash.child.pid as number;
   await seenByLeash(state, EVERY_SHAPE_SIZE, leash.stderr);
   const tree = await settledAndSeen(leashPid, await runningTree(leashPid, EVERY_SHAPE_SIZE, leash.stderr), state, leash.stderr);

@@ -37,7 +37,8 @@ test('leash reap never lists a cut-off orphan whose owner token still has a live
   const { mark } = markedScratch(t);
   const marker = `review-cut-off-${mark}`;
   const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null 2>/dev/null | true &); exec sleep 1000`;
-  const leash = startLeash(['run', '--', 'sh', '-c', script], mark);
+  // The owner token's supervisor is the process tree's guard (contained, there is no token).
+  const leash = startLeash(['run', '--', 'sh', '-c', script], mark, { LEASH_CONTAINMENT: 'tree' });
   const leashPid = leash.child.pid as number;
   const orphan = () => markedPidRunning(mark, `sh -c sleep 1000; : ${marker}`);
   assert.ok(await waitUntil(() => orphan() !== undefined && readProcStat(orphan()!)?.ppid === leashPid, 10_000), `no orphan: ${leash.stderr()}`);
@@ -45,5 +46,24 @@ test('leash reap never lists a cut-off orphan whose owner token still has a live
   // Listing only: never --kill here.
   const listed = runReap(['--match', marker]);
   assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons]), [], 'a live owner and a live guard: nothing leaked');
+  assert.equal(listed.code, 0);
+});
+
+// Contained in a cgroup there is no owner token: the live `leash run` whose cgroup holds the
+// orphan answers for it. Listed (stdout-no-reader) before reap knew the run cgroups.
+test('leash reap never lists a cut-off orphan in the cgroup of a live leash run', async (t) => {
+  const { mark } = markedScratch(t);
+  const marker = `review-cut-off-cgroup-${mark}`;
+  const script = `(sh -c 'sleep 1000; : ${marker}' </dev/null 2>/dev/null | true &); exec sleep 1000`;
+  const leash = startLeash(['run', '--', 'sh', '-c', script], mark, { LEASH_CONTAINMENT: 'auto' });
+  const leashPid = leash.child.pid as number;
+  const orphan = () => markedPidRunning(mark, `sh -c sleep 1000; : ${marker}`);
+  assert.ok(await waitUntil(() => orphan() !== undefined && readProcStat(orphan()!)?.ppid === leashPid, 10_000), `no orphan: ${leash.stderr()}`);
+  if (!/containment: cgroup v2/.test(leash.stderr())) {
+    t.skip(`no cgroup here: ${leash.stderr().split('\n')[0]}`);
+    return;
+  }
+  const listed = runReap(['--match', marker]);
+  assert.deepEqual(listed.report.trees.map((tree) => [tree.pid, tree.reasons]), [], 'a live leash run holds it: nothing leaked');
   assert.equal(listed.code, 0);
 });
