@@ -53,9 +53,10 @@ export function mayMatter(text: string, language: Language): boolean {
     // so most files are read one time less.
     const words = JS_PREFILTER.test(text);
     if (words && text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
-    if (!JS_SPAWN_GATE.test(text)) return false;
-    if (shellMayMatter(text, language)) return true;
-    if (!words) return false;
+    const shell = shellMayMatter(text, language);
+    // The gate last: an alternation of many words, read only for the few files that got this far.
+    if ((!words && !shell) || !JS_SPAWN_GATE.test(text)) return false;
+    if (shell) return true;
   } else {
     if (shellMayMatter(text, language)) return true;
     if (text.includes(MARKER_TEXT)) return true;
