@@ -27,6 +27,7 @@ import {
   type ProcessMark,
 } from '../sys/processes.js';
 import { scanAllStatsInSlices } from '../sys/group-membership.js';
+import { signalIfSame } from '../sys/verified-signal.js';
 import { escapeesOfGroupInSlices, type EscapeeMark } from '../sys/tree.js';
 import { waitUntil } from '../sys/wait.js';
 import { randomHex } from '../sys/random.js';
@@ -560,7 +561,7 @@ async function endGroup(pgid: number, graceMs: number, found: readonly EscapeeMa
         escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
       } else if (identity === 'leaderless') {
         const proof = await proveOwnedGroup(pgid);
-        members = signalProven(proof.proven, 'SIGKILL');
+        members = signalProven(proof.proven, 'SIGKILL', signalIfSame);
         escalated = members.length > 0;
         if (proof.proven.length === 0) {
           dropUnproven(pgid, proof);
@@ -585,9 +586,9 @@ async function endGroup(pgid: number, graceMs: number, found: readonly EscapeeMa
 /** TERM, grace, KILL for proven members of a leaderless group, each by identity; whether any got SIGKILL. */
 async function endProven(members: readonly ProcessIdentityMark[], graceMs: number): Promise<boolean> {
   try {
-    const reached = signalProven(members, 'SIGTERM');
+    const reached = signalProven(members, 'SIGTERM', signalIfSame);
     if (await waitForMarksGone(reached, graceMs)) return false;
-    const killed = signalProven(reached, 'SIGKILL');
+    const killed = signalProven(reached, 'SIGKILL', signalIfSame);
     await waitForMarksGone(killed, KILL_WAIT_MS);
     return killed.length > 0;
   } catch {

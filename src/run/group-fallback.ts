@@ -8,7 +8,7 @@ import { hasProcfs } from '../sys/procfs.js';
 import { proveLeader, proveMembers, recordGroupMembers, signalProven, unprovenGroupNotice, type ProcessIdentityMark } from '../sys/group-membership.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { earlyStopRequest, FORWARDED_SIGNALS, stopSignals, treeSignalFor } from './signals.js';
-import { signalNumber } from '../sys/verified-signal.js';
+import { signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
 
@@ -63,7 +63,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   const signalTree = (signal: NodeJS.Signals) => {
     const target = ours();
     if (target === 'group') signalGroup(pgid, signal);
-    else recorded.push(...signalProven(target, signal));
+    else recorded.push(...signalProven(target, signal, signalIfSame));
   };
   let phase: Phase = 'running';
   let exitCode: number | null = null;

@@ -89,6 +89,9 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
 }
 
 const probeGroup = (pgid: number) => signalGroup(pgid, 0);
+/** No pidfd here (no native code): the start time is checked right before kill(2). */
+const signalIfAlive = (pid: number, startTime: number, signal: NodeJS.Signals) =>
+  isProcessAlive(pid, startTime) ? signalProcess(pid, signal) : 'gone';
 
 export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const report: TeardownReport = { termedGroups: [], staleGroups: [], unprovenGroups: [], strays: [], killed: 0 };
@@ -152,7 +155,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
           }
           continue;
         }
-        for (const mark of signalProven(proof.proven.filter((mark) => !strays.has(mark.pid)), signal)) {
+        for (const mark of signalProven(proof.proven.filter((mark) => !strays.has(mark.pid)), signal, signalIfAlive)) {
           strays.set(mark.pid, mark);
           report.strays.push(mark.pid);
           reached += 1;
@@ -278,7 +281,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     report.killed += endLeaderless(lostLeaders, 'SIGKILL');
     for (const [pid, mark] of strays) {
       if (!isProcessAlive(pid, mark.startTime)) continue;
-      if (signalProven([mark], 'SIGKILL').length > 0) report.killed += 1;
+      if (signalIfAlive(pid, mark.startTime, 'SIGKILL') === 'sent') report.killed += 1;
     }
     // SIGKILL cannot be refused; wait briefly so our exit means "done".
     await waitUntil(() => settled('SIGKILL'), 2000);

@@ -13,8 +13,7 @@
 // Standard library only: the death supervisor imports this file.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { environHasEntry, hasProcfs, isDeadState, listPids, readProcStat, scanAllStats, type ProcStat } from './procfs.js';
-import type { ProcessMark } from './processes.js';
-import { signalIfSame } from './verified-signal.js';
+import type { ProcessMark, SignalOutcome } from './processes.js';
 
 /** One process by identity: its pid and its start time. */
 export interface ProcessIdentityMark {
@@ -159,10 +158,17 @@ export async function proveMembersSoon(pgids: ReadonlySet<number>, evidence: Mem
   return proveMembers(pgids, evidence, pgids.size > 0 && hasProcfs() ? await scanAllStatsInSlices() : []);
 }
 
-/** Signals each proven process by identity (pidfd, or a start-time check right before kill); returns those reached. */
-export function signalProven<T extends ProcessIdentityMark>(marks: readonly T[], signal: NodeJS.Signals): T[] {
+/** Signals one process only if it is still the one that started at `startTime`. */
+export type IdentitySignal = (pid: number, startTime: number, signal: NodeJS.Signals) => SignalOutcome;
+
+/**
+ * Signals each proven process by identity; returns those reached. `send` is verified-signal.ts's
+ * signalIfSame (a pidfd) in the owner library and leash run; the supervisor, which loads no
+ * native code, checks the start time right before kill(2) instead.
+ */
+export function signalProven<T extends ProcessIdentityMark>(marks: readonly T[], signal: NodeJS.Signals, send: IdentitySignal): T[] {
   const reached: T[] = [];
-  for (const mark of marks) if (signalIfSame(mark.pid, mark.startTime, signal) === 'sent') reached.push(mark);
+  for (const mark of marks) if (send(mark.pid, mark.startTime, signal) === 'sent') reached.push(mark);
   return reached;
 }
 

@@ -26,14 +26,19 @@ async function runStranger(scenario: 'owner-death' | 'terminate' | 'guard-death'
   const mark = newMark();
   try {
     const run = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, FIXTURES + 'stranger-group.mjs', scenario], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
     });
+    let stderr = '';
+    run.stderr.setEncoding('utf8');
+    run.stderr.on('data', (chunk: string) => (stderr += chunk));
     const outcome = await new JsonLines(run).next<Outcome>(40_000);
     assert.equal(outcome.error, undefined);
     // The case really happened: the stranger's daemon is in a group with the owned number, no leader.
     assert.equal(outcome.reused, true, 'the stranger did not take the group number');
     assert.equal((await exited(run)).code, 0);
+    // Dropped and reported: the supervisor's notice, or the owner library's warning.
+    assert.match(stderr, new RegExp(`process group ${outcome.pgid} lost its leader and none of its 1 live member\\(s\\) is provably ours`));
     return outcome;
   } finally {
     await killMarked(mark);
