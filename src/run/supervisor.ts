@@ -177,16 +177,30 @@ export class TreeSupervisor {
     this.ended = new EndedRecord(options.statePath, (message) => options.log(`warning: ${message}`));
   }
 
-  /** Names, on stderr and beside the state document, the live processes of the last walk, just sent `signal`. */
-  private nameEnded(signal: NodeJS.Signals): void {
+  /**
+   * Names, on stderr and beside the state document, the live processes just sent `signal`: those
+   * of the last walk, or contained (where nothing is walked) the cgroup's members, read now.
+   */
+  private nameEnded(signal: NodeJS.Signals, contained?: ProcStat[]): void {
+    const candidates = contained ?? (this.cgroup ? this.cgroupStats(this.cgroup) : [...this.tree.values()]);
     // The runner that exited by itself was not ended by leash (the last walk may predate its exit).
-    const live = [...this.tree.values()].filter((stat) => !isDeadState(stat.state) &&
+    const live = candidates.filter((stat) => !isDeadState(stat.state) &&
       !(stat.pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL') &&
       !this.named.has(`${signal}:${stat.pid}:${stat.startTime}`));
     if (live.length === 0) return;
     for (const stat of live) this.named.add(`${signal}:${stat.pid}:${stat.startTime}`);
     const { named, total } = this.ended.add(live, signal, (stat) => this.commands.commandFor(stat));
     this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} with ${signal}: ${nameProcesses(named, total)}`);
+  }
+
+  /** The cgroup's live members as read now (contained stops name them: no walk knows them). */
+  private cgroupStats(cgroup: TreeCgroup): ProcStat[] {
+    const stats: ProcStat[] = [];
+    for (const pid of cgroup.members()) {
+      const stat = readProcStat(pid);
+      if (stat) stats.push(stat);
+    }
+    return stats;
   }
 
   snapshot(): Omit<RunState, 'updated_at'> {
@@ -583,7 +597,9 @@ export class TreeSupervisor {
     for (const pid of readChildren(this.self) ?? []) {
       if ((pid === this.runnerPid && this.runnerExitCode === null) || this.isGuard(pid)) continue;
       const stat = readProcStat(pid);
-      if (!stat || isDeadState(stat.state)) continue;
+      // A zombie is still an adopted orphan until it is reaped: dropped here, its reaping would
+      // count it as adopted a second time.
+      if (!stat) continue;
       direct.set(pid, stat.startTime);
       if (this.adopted.get(pid) !== stat.startTime) this.orphanedTotal += 1;
     }
@@ -592,7 +608,10 @@ export class TreeSupervisor {
 
   /** Whether the tree is empty: contained, the cgroup holds no live process; else the last walk saw none. */
   private treeIsEmpty(): boolean {
-    return this.cgroup ? !this.cgroup.populated() : this.tree.size === 0;
+    // A member leaves the cgroup in exit(), before it is a zombie to reap: contained, the tree is
+    // empty once the cgroup is and none of our children is still on its way out (each such one
+    // sends a SIGCHLD when it gets there, which checks again).
+    return this.cgroup ? !this.cgroup.populated() && this.reapAdopted() === 0 : this.tree.size === 0;
   }
 
   /**
@@ -655,8 +674,10 @@ export class TreeSupervisor {
     if (this.phase === 'stopping' || this.phase === 'killing') {
       // The processes the stop had not reached yet (newcomers), named too: before SIGKILL, after the stop signal.
       if (this.phase === 'killing') this.nameEnded('SIGKILL');
+      const contained = this.phase === 'stopping' && this.cgroup ? this.cgroupStats(this.cgroup) : undefined;
+      if (contained) this.commands.update(contained);
       this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
-      if (this.phase === 'stopping') this.nameEnded(this.stopSignal);
+      if (this.phase === 'stopping') this.nameEnded(this.stopSignal, contained);
     }
     const runnerDone = this.runnerExitCode !== null;
     if (runnerDone && this.treeIsEmpty()) {
@@ -684,6 +705,9 @@ export class TreeSupervisor {
     this.stopSignal = signal;
     // Names of the processes seen by one walk only, read before they die (usually none or few).
     this.commands.confirmYoung();
+    // Contained, no walk read them: the members and their command lines, read before the signal ends them.
+    const contained = this.cgroup ? this.cgroupStats(this.cgroup) : undefined;
+    if (contained) this.commands.update(contained);
     // The groups of the last walk first: most of the tree has the signal within a millisecond.
     const reached = this.signalTree(signal);
     if (reached === 0) {
@@ -697,7 +721,7 @@ export class TreeSupervisor {
       this.signalTree(signal);
     }
     this.enterPhase('stopping', reason);
-    this.nameEnded(signal);
+    this.nameEnded(signal, contained);
     this.armSweep(STOPPING_SWEEP_MS);
     this.after(this.options.graceMs, () => this.escalate());
     // Otherwise the walk for newcomers comes later, leaving the CPU to the processes that are
@@ -857,6 +881,12 @@ export class TreeSupervisor {
   }
 
   private end(): void {
+    // Contained, the counts come from the last look, which may predate the last exits: the final
+    // document says what is left now (nothing: the cgroup is empty).
+    if (this.cgroup) {
+      this.memberCount = 0;
+      this.adopted = new Map();
+    }
     this.enterPhase('exited');
     this.cleanUp();
     this.finish?.(this.runnerExitCode ?? 1);

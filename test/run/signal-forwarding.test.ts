@@ -57,7 +57,8 @@ test('--ignore-hangup: SIGHUP neither stops leash nor reaches the tree (what noh
   assert.ok(await waitUntil(() => plain.stdout().includes('ready'), 10_000), plain.stderr());
   process.kill(plain.child.pid as number, 'SIGHUP');
   assert.ok(await waitUntil(() => received(plain.stdout()).includes('SIGHUP'), 10_000), plain.stderr());
-  assert.match(plain.stderr(), /phase=stopping .*reason="signal SIGHUP"/);
+  // The phase line may reach our pipe after the recorder's output: wait for it rather than read once.
+  assert.ok(await waitUntil(() => /phase=stopping .*reason="signal SIGHUP"/.test(plain.stderr()), 10_000), plain.stderr());
   process.kill(leash, 'SIGTERM');
   assert.ok(await waitUntil(() => !isProcessAlive(leash), 10_000));
 });
