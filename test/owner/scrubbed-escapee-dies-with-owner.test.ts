@@ -3,7 +3,7 @@
 // What still ties it to the owner is its parent chain: at the owner's death the supervisor freezes
 // the registered groups, finds every process outside them that descends from a member, and takes
 // those down with the groups. Proven here for a SIGKILLed owner; the limit (an escapee whose
-// parent chain was already broken when the owner died) is stated in the README ("Escapees").
+// parent chain was already broken when the owner died) is stated in docs/owner.md ("Escapees").
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
