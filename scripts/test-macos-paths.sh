@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-DEFAULT_TESTS="test/owner/owner-api test/owner/owner-death test/run/group-fallback-idle test/run/cli test/mcp/transport test/mcp/leash-run"
+DEFAULT_TESTS="test/owner/owner-api test/owner/owner-death test/run/group-fallback-idle test/run/cli.test test/mcp/transport test/mcp/leash-run"
 TESTS=${MACOS_PATHS_TESTS:-$DEFAULT_TESTS}
 
 skip() {

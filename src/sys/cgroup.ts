@@ -12,11 +12,11 @@
 // cgroup.procs and cgroup.subtree_control owned by that user.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { closeFd, NativeError, openPidfd, readExtendedAttribute, signalPidfd } from './native.js';
+import { readExtendedAttribute } from './native.js';
 import { readProcText } from './proc-text.js';
 import { signalProcess, type SignalOutcome } from './processes.js';
 import { randomHex } from './random.js';
-import { signalNumber } from './verified-signal.js';
+import { signalPinned } from './verified-signal.js';
 
 export interface CgroupMount {
   /** Where the hierarchy is mounted here. */
@@ -374,21 +374,10 @@ export class TreeCgroup {
 }
 
 function signalMember(pid: number, path: string, signal: NodeJS.Signals): SignalOutcome {
-  let fd: number | undefined;
-  try {
-    fd = openPidfd(pid);
-  } catch (error) {
-    if (error instanceof NativeError && error.code === 'ESRCH') return 'gone';
-    fd = undefined;
-  }
-  try {
+  return signalPinned(pid, signal, () => {
     const member = memberOf(pid, path);
-    if (member === undefined) return 'gone';
-    if (!member) return 'denied';
-    return fd === undefined ? signalProcess(pid, signal) : signalPidfd(fd, signalNumber(signal));
-  } finally {
-    if (fd !== undefined) closeFd(fd);
-  }
+    return member === undefined ? 'gone' : member ? 'same' : 'denied';
+  });
 }
 
 /**

@@ -24,6 +24,21 @@ export function signalName(number: number): NodeJS.Signals | undefined {
  * or not be identified.
  */
 export function signalIfSame(pid: number, startTime: number, signal: NodeJS.Signals): SignalOutcome {
+  return signalPinned(pid, signal, () => {
+    const stat = readProcStat(pid);
+    // Unreadable while the pid still answers (no descriptor left for the read, say): its identity
+    // cannot be proved, so it is neither signalled nor reported gone.
+    if (!stat) return signalProcess(pid, 0) === 'gone' ? 'gone' : 'denied';
+    return stat.startTime === startTime ? 'same' : 'gone';
+  });
+}
+
+/**
+ * Signals `pid` only if `identify` (run once the process is pinned by a pidfd) says it is still
+ * the process meant: its start time, its cgroup. Through the descriptor where there is one, so a
+ * pid reused after the check is never hit; by pid right after the check where there is none.
+ */
+export function signalPinned(pid: number, signal: NodeJS.Signals, identify: () => 'same' | 'gone' | 'denied'): SignalOutcome {
   if (pid <= 1) return 'denied';
   let fd: number | undefined;
   try {
@@ -31,15 +46,12 @@ export function signalIfSame(pid: number, startTime: number, signal: NodeJS.Sign
   } catch (error) {
     if (error instanceof NativeError && error.code === 'ESRCH') return 'gone';
     // No descriptor to spare (EMFILE, ENFILE, ENOMEM) says nothing about the process: check its
-    // start time and signal by pid, as where the kernel has no pidfds.
+    // identity and signal by pid, as where the kernel has no pidfds.
     fd = undefined;
   }
   try {
-    const stat = readProcStat(pid);
-    // Unreadable while the pid still answers (no descriptor left for the read, say): its identity
-    // cannot be proved, so it is neither signalled nor reported gone.
-    if (!stat) return signalProcess(pid, 0) === 'gone' ? 'gone' : 'denied';
-    if (stat.startTime !== startTime) return 'gone';
+    const identity = identify();
+    if (identity !== 'same') return identity;
     if (fd === undefined) return signalProcess(pid, signal);
     return signalPidfd(fd, signalNumber(signal));
   } finally {
