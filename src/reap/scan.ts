@@ -21,6 +21,7 @@ import {
   scanAllStats,
   type ProcStat,
 } from '../sys/procfs.js';
+import { childrenByParent } from '../sys/tree.js';
 
 export type LeakReason = 'stdin-no-writer' | 'stdout-no-reader' | 'stderr-no-reader' | 'owner-gone';
 
@@ -317,14 +318,8 @@ function scanHoldersWithNewcomers(inodes: ReadonlySet<number>): PipeHolderScan {
  */
 export function scanLeakedTrees(sockets?: Map<number, UnixSocketInfo>, caller?: Caller, includeOwnSession = false): ScanResult {
   const all = scanAllStats();
-  const stats = new Map<number, ProcStat>();
-  const byParent = new Map<number, ProcStat[]>();
-  for (const stat of all) {
-    stats.set(stat.pid, stat);
-    const siblings = byParent.get(stat.ppid);
-    if (siblings) siblings.push(stat);
-    else byParent.set(stat.ppid, [stat]);
-  }
+  const stats = new Map(all.map((stat) => [stat.pid, stat]));
+  const byParent = childrenByParent(all);
   const who = caller ?? currentCaller(stats, !includeOwnSession);
   // Trees in the caller's session are judged as any other, then set apart unless asked for.
   const judged: Caller = { ...who, sparesOwnSession: false };

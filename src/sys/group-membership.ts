@@ -14,6 +14,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { environHasEntry, hasProcfs, isDeadState, listPids, readProcStat, scanAllStats, type ProcStat } from './procfs.js';
 import type { ProcessMark, SignalOutcome } from './processes.js';
+import { childrenByParent } from './tree.js';
 
 /** One process by identity: its pid and its start time. */
 export interface ProcessIdentityMark {
@@ -86,14 +87,8 @@ export function proveMembers(
   const proofs = new Map<number, MembershipProof>();
   for (const pgid of pgids) proofs.set(pgid, { proven: [], unproven: 0 });
   if (pgids.size === 0 || !hasProcfs()) return proofs;
-  const byPid = new Map<number, ProcStat>();
-  const byParent = new Map<number, ProcStat[]>();
-  for (const stat of stats) {
-    byPid.set(stat.pid, stat);
-    const siblings = byParent.get(stat.ppid);
-    if (siblings) siblings.push(stat);
-    else byParent.set(stat.ppid, [stat]);
-  }
+  const byPid = new Map(stats.map((stat) => [stat.pid, stat]));
+  const byParent = childrenByParent(stats);
   const usable = (stat: ProcStat | undefined): stat is ProcStat =>
     stat !== undefined && stat.pid !== process.pid && !isDeadState(stat.state) && evidence.spare?.(stat) !== true;
   // pid -> the group whose proof it belongs to.

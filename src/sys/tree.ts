@@ -72,13 +72,19 @@ function walkByChildrenFiles(root: number): ProcessTree | undefined {
   }
 }
 
-function walkByFullScan(root: number, descend?: (stat: ProcStat) => boolean): ProcessTree {
+/** The processes of a snapshot, listed under their parent's pid. */
+export function childrenByParent(stats: Iterable<ProcStat>): Map<number, ProcStat[]> {
   const byParent = new Map<number, ProcStat[]>();
-  for (const stat of scanAllStats()) {
+  for (const stat of stats) {
     const siblings = byParent.get(stat.ppid);
     if (siblings) siblings.push(stat);
     else byParent.set(stat.ppid, [stat]);
   }
+  return byParent;
+}
+
+function walkByFullScan(root: number, descend?: (stat: ProcStat) => boolean): ProcessTree {
+  const byParent = childrenByParent(scanAllStats());
   const tree: ProcessTree = new Map();
   const pending = [root];
   while (pending.length > 0) {
