@@ -15,6 +15,7 @@ import { isProcessAlive, signalGroup } from '../src/sys/processes.js';
 import { readProcessMemory } from '../src/sys/process-memory.js';
 import { walkDescendants } from '../src/sys/tree.js';
 import { waitUntil } from '../src/sys/wait.js';
+import { endStarted } from './lib/end-started.js';
 
 const CLI = fileURLToPath(new URL('../../bin/leash.js', import.meta.url));
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
@@ -359,13 +360,7 @@ async function main(): Promise<void> {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}run.json`, JSON.stringify(results, null, 2) + '\n');
   } finally {
-    for (const pgid of floorGroups) signalGroup(pgid, 'SIGKILL');
-    // leash processes first get SIGTERM, so that they take their trees down with them.
-    const running = () => started.filter((child) => child.pid !== undefined && isProcessAlive(child.pid));
-    for (const child of running()) child.kill('SIGTERM');
-    await waitUntil(() => running().length === 0, 15_000);
-    for (const child of running()) child.kill('SIGKILL');
-    await waitUntil(() => running().length === 0, 5_000);
+    await endStarted(started, floorGroups);
   }
 }
 
