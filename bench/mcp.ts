@@ -3,14 +3,17 @@
 //   run    the client is unchanged (the SDK's StdioClientTransport) and the server command is
 //          prefixed with `leash run --die-with-parent --` (one leash process per server);
 //   plain  the SDK alone, the baseline.
+//   floor  owned, but with the least a supervisor can do in place of leash's (bench/lib/floor-
+//          supervisor.ts: read until EOF, killpg): the kill row's floor, same client, same tree.
 // Measured: time to a connected Client, memory of the processes leash adds, and time from the
 // client's SIGKILL to an empty server tree (the server kept busy, so stdin's end does not stop it).
 // Run: npm run build && node dist/bench/mcp.js [--trials N]   (not part of npm test)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { supervisorPid } from '../src/index.js';
+import { floorSupervisorEnv } from './lib/floor-supervisor.js';
 import { OwnedStdioClientTransport } from '../src/mcp/index.js';
 import { readProcessMemory, type ProcessMemory } from '../src/sys/process-memory.js';
 import { isProcessAlive } from '../src/sys/processes.js';
@@ -18,13 +21,15 @@ import { CLI_ENTRY, JsonLines, REPO_ROOT, exited, killMarked, markedPids, newMar
 import { CLIENT_FIXTURE, SERVER_ENTRY, wrappedServer } from '../test/mcp/chain.js';
 
 type Mode = 'plain' | 'owned' | 'run';
+/** Only the kill is measured with the floor supervisor. */
+type KillMode = Mode | 'floor';
 
 const trialsArg = process.argv.indexOf('--trials');
 const TRIALS = trialsArg > 0 ? Math.max(1, Number(process.argv[trialsArg + 1]) || 7) : 7;
 const KILL_BUDGET_MS = 15_000;
 /** The baseline leaves its trees behind (5 busy minutes); a few seconds of waiting shows it. */
 const PLAIN_KILL_BUDGET_MS = 3000;
-const killTrials = (mode: Mode) => (mode === 'plain' ? 2 : Math.min(TRIALS, 5));
+const killTrials = (mode: KillMode) => (mode === 'plain' ? 2 : Math.min(TRIALS, 5));
 const RUN_PREFIX = [CLI_ENTRY, 'run', '--die-with-parent', '--grace', '3', '--'];
 
 function median(values: number[]): number {
@@ -87,12 +92,25 @@ async function startOnce(mode: Mode, mark: string, sweep = true): Promise<StartS
   return { spawnMs, connectMs, added };
 }
 
-/** A client process (the test fixture) is SIGKILLed; how long until its server tree is empty? */
-async function killOnce(mode: Mode, mark: string): Promise<number | undefined> {
-  const chain = serverCommand(mode, wrappedServer());
-  const client = startFixture(CLIENT_FIXTURE, [mode === 'owned' ? 'owned' : 'plain', chain.command, ...chain.args], mark);
+function commandLineOf(pid: number): string {
   try {
-    const line = await new JsonLines(client).next<{ client: number }>(20_000);
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+/** A client process (the test fixture) is SIGKILLed; how long until its server tree is empty? */
+async function killOnce(mode: KillMode, mark: string): Promise<number | undefined> {
+  const chain = serverCommand(mode === 'floor' ? 'owned' : mode, wrappedServer());
+  const owned = mode === 'owned' || mode === 'floor';
+  const extraEnv = mode === 'floor' && 'env' in floor ? floor.env : {};
+  const client = startFixture(CLIENT_FIXTURE, [owned ? 'owned' : 'plain', chain.command, ...chain.args], mark, { extraEnv });
+  try {
+    const line = await new JsonLines(client).next<{ client: number; supervisor: number | null }>(20_000);
+    if (mode === 'floor' && !(line.supervisor && commandLineOf(line.supervisor).includes('floor_supervisor.py'))) {
+      throw new Error(`bench/mcp: the floor's client runs no floor supervisor (supervisor ${line.supervisor})`);
+    }
     const tree = markedPids(mark).filter((pid) => pid !== line.client);
     const killedAt = performance.now();
     client.kill('SIGKILL');
@@ -112,8 +130,8 @@ async function killOnce(mode: Mode, mark: string): Promise<number | undefined> {
 
 interface ModeResult {
   mode: string;
-  spawnMsMedian: number;
-  connectMsMedian: number;
+  spawnMsMedian: number | null;
+  connectMsMedian: number | null;
   addedProcessesPerServer: string;
   addedRssKb: number | null;
   addedPssKb: number | null;
@@ -126,6 +144,8 @@ interface ModeResult {
 }
 
 const modes: Mode[] = ['plain', 'owned'];
+const floor = floorSupervisorEnv();
+if ('note' in floor) console.log(`bench/mcp: ${floor.note}; the kill row has no floor\n`);
 const runAvailable = leashRunAvailable();
 if (runAvailable) modes.push('run');
 else console.log('bench/mcp: `leash run` is not available in this build; the run mode is skipped\n');
@@ -150,14 +170,18 @@ try {
   await killMarked(mark);
 }
 
-const kills = new Map<Mode, Array<number | undefined>>();
-for (const mode of modes) {
-  const killMark = newMark();
-  try {
-    for (let i = 0; i < killTrials(mode); i += 1) kills.set(mode, [...(kills.get(mode) ?? []), await killOnce(mode, killMark)]);
-  } finally {
-    await killMarked(killMark);
+// Rounds alternate the modes (the floor beside the owned mode), so that load hits them alike.
+const killModes: KillMode[] = [...modes, ...('env' in floor ? (['floor'] as const) : [])];
+const kills = new Map<KillMode, Array<number | undefined>>();
+const killMark = newMark();
+try {
+  for (let i = 0; i < Math.max(...killModes.map(killTrials)); i += 1) {
+    for (const mode of killModes) {
+      if (i < killTrials(mode)) kills.set(mode, [...(kills.get(mode) ?? []), await killOnce(mode, killMark)]);
+    }
   }
+} finally {
+  await killMarked(killMark);
 }
 
 const results: ModeResult[] = [];
@@ -188,13 +212,32 @@ for (const [name, starts] of samples) {
   });
 }
 
+const floorKills = kills.get('floor') ?? [];
+if (floorKills.length > 0) {
+  const emptied = floorKills.filter((ms): ms is number => ms !== undefined);
+  results.push({
+    mode: 'owned, floor',
+    spawnMsMedian: null,
+    connectMsMedian: null,
+    addedProcessesPerServer: '1 per client',
+    addedRssKb: null,
+    addedPssKb: null,
+    addedPrivateKb: null,
+    killToEmptyMsMedian: emptied.length ? median(emptied) : null,
+    killToEmptyMsMax: emptied.length ? Math.max(...emptied) : null,
+    serverTreesLeftBehind: floorKills.length - emptied.length,
+    kills: floorKills.length,
+    trials: 0,
+  });
+}
+
 const plain = results.find((r) => r.mode === 'plain')!;
 const fmt = (value: number | null, digits = 1) => (value === null ? '-' : value.toFixed(digits));
 const rows = results.map((r) => [
   r.mode,
   fmt(r.spawnMsMedian, 2),
   fmt(r.connectMsMedian),
-  r.mode === 'plain' ? '-' : fmt(r.connectMsMedian - plain.connectMsMedian),
+  r.mode === 'plain' || r.connectMsMedian === null ? '-' : fmt(r.connectMsMedian - plain.connectMsMedian!),
   r.addedProcessesPerServer,
   r.addedRssKb === null ? '-' : (r.addedRssKb / 1024).toFixed(1),
   r.addedPssKb === null ? '-' : (r.addedPssKb / 1024).toFixed(1),
@@ -209,6 +252,7 @@ print(header);
 for (const row of rows) print(row);
 console.log(
   `\n${TRIALS} connects per mode (server-everything, no wrapper); kills: client fixture SIGKILLed, server busy behind sh -c -> launcher -> node.` +
+    `\nowned, floor: the owned mode with bench/lib/floor-supervisor.ts (read until EOF, killpg) in place of leash's supervisor; the kills alternate with the other modes.` +
     `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).`,
 );
 

@@ -4,7 +4,8 @@
 // owner (bench/fixtures/c-owner.c, compiled now with cc; it dies in a fraction of a Node owner's
 // time, so what is left is the supervisor's own reaction) and the owner library. A reference
 // supervisor runs side by side, trial by trial, under the same owners: by default the Python
-// seed supervisor found in LEASH_BENCH_SEEDS (default /work/shared/seeds), run with python3; it
+// seed supervisor found in LEASH_BENCH_SEEDS or the repository's ../shared/seeds, run with the python3
+// interpreter itself (not a pyenv shim); it
 // speaks only `register PGID`, so its owners send bare lines.
 // Usage: node dist/bench/supervisor.js [--trials N] [--groups G] [--supervisor 'CMD ARG...']
 //        [--baseline 'CMD ARG...'] [--reference 'CMD ARG...' | --no-reference]
@@ -12,7 +13,7 @@
 // --baseline adds another build of leash's supervisor (say, the previous commit's bundle) to the
 // same run, trial by trial: "no worse than the old build" is then measured under the same load.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,8 @@ import { supervisorCommand, supervisorEnvironment } from '../src/owner/superviso
 import { readProcessMemory } from '../src/sys/process-memory.js';
 import { isProcessAlive } from '../src/sys/processes.js';
 import { waitUntil } from '../src/sys/wait.js';
+import { realPython } from './lib/python.js';
+import { findSeed } from './lib/seeds.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const REPO = here('../../');
@@ -105,18 +108,14 @@ function referenceSupervisor(dir: string): { command?: string[]; note?: string }
   if (process.argv.includes('--no-reference') || custom) return { note: 'no reference (--no-reference or --supervisor)' };
   const given = option('--reference', '');
   if (given) return { command: words(given) };
-  const seeds = process.env.LEASH_BENCH_SEEDS ?? '/work/shared/seeds';
-  if (!existsSync(seeds)) return { note: `no reference: ${seeds} not found (set LEASH_BENCH_SEEDS or --reference)` };
-  for (const name of readdirSync(seeds)) {
-    const text = readFileSync(join(seeds, name), 'utf8');
-    if (!text.includes('--parent-pgid') || !text.includes('def main')) continue;
-    // A seed file is its origin's path on the first line, then the program.
-    const script = join(dir, 'reference-supervisor.py');
-    writeFileSync(script, text.slice(text.indexOf('#!')));
-    if (spawnSync('python3', ['-c', 'pass']).status !== 0) return { note: 'no reference: python3 is missing' };
-    return { command: ['python3', script] };
-  }
-  return { note: `no reference: no supervisor seed in ${seeds}` };
+  const seed = findSeed((text) => text.includes('--parent-pgid') && text.includes('def main'));
+  if (!seed) return { note: 'no reference: no supervisor seed in ../shared/seeds (set LEASH_BENCH_SEEDS or --reference)' };
+  const python = realPython();
+  if (!python) return { note: 'no reference: python3 is missing' };
+  const text = readFileSync(seed, 'utf8');
+  const script = join(dir, 'reference-supervisor.py');
+  writeFileSync(script, text.slice(text.indexOf('#!')));
+  return { command: [python, script] };
 }
 
 /** The 1-minute load average, with two decimals: every number of this bench is reported with it. */
