@@ -3,8 +3,8 @@
 //   run    the client is unchanged (the SDK's StdioClientTransport) and the server command is
 //          prefixed with `leash run --die-with-parent --` (one leash process per server);
 //   plain  the SDK alone, the baseline.
-//   floor  owned, but with the least a supervisor can do in place of leash's (bench/lib/floor-
-//          supervisor.ts: read until EOF, killpg): the kill row's floor, same client, same tree.
+//   floor  owned, but with the least a supervisor that waits for EOF can do in place of leash's
+//          (bench/lib/floor-supervisor.ts: read until EOF, killpg): same client, same tree.
 // Measured: time to a connected Client, memory of the processes leash adds, and time from the
 // client's SIGKILL to an empty server tree (the server kept busy, so stdin's end does not stop it).
 // Run: npm run build && node dist/bench/mcp.js [--trials N]   (not part of npm test)
@@ -216,7 +216,7 @@ const floorKills = kills.get('floor') ?? [];
 if (floorKills.length > 0) {
   const emptied = floorKills.filter((ms): ms is number => ms !== undefined);
   results.push({
-    mode: 'owned, floor',
+    mode: 'owned, EOF floor',
     spawnMsMedian: null,
     connectMsMedian: null,
     addedProcessesPerServer: '1 per client',
@@ -252,7 +252,7 @@ print(header);
 for (const row of rows) print(row);
 console.log(
   `\n${TRIALS} connects per mode (server-everything, no wrapper); kills: client fixture SIGKILLed, server busy behind sh -c -> launcher -> node.` +
-    `\nowned, floor: the owned mode with bench/lib/floor-supervisor.ts (read until EOF, killpg) in place of leash's supervisor; the kills alternate with the other modes.` +
+    `\nowned, EOF floor: the owned mode with bench/lib/floor-supervisor.ts (read until EOF, killpg) in place of leash's supervisor, which may act before EOF (the parent-death signal); the kills alternate with the other modes.` +
     `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).`,
 );
 

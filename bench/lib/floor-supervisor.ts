@@ -1,4 +1,6 @@
-// The least a death supervisor can do, as a floor for leash's own: block in read(2) on stdin,
+// The least a death supervisor that goes by EOF can do, as a floor for leash's own (which may
+// hear of the owner's death sooner: sys/parent-death.ts, whose SIGURG this script leaves at its
+// default, ignored): block in read(2) on stdin,
 // remember the groups named by `register` lines, and at EOF send each one SIGTERM by number (no
 // identity proof, no freeze, no walk for escapees). The owner library runs it in place of
 // `leash supervise` through LEASH_SUPERVISOR_EXEC/LEASH_SUPERVISOR_FILE, so the owner, the tree

@@ -3,6 +3,7 @@
 // of the facts it is given, so every case can be tested without the runtime itself.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parentDeathLauncher } from '../sys/parent-death.js';
 
 /** What the launch decision depends on: the owner's runtime, its environment and what exists on disk. */
 export interface LaunchFacts {
@@ -15,6 +16,12 @@ export interface LaunchFacts {
   /** The URL of this module (`import.meta.url`), or undefined where a bundler left none (a CommonJS bundle). */
   moduleUrl: string | undefined;
   exists: (path: string) => boolean;
+  /**
+   * Words that start a command with the parent-death signal armed (sys/parent-death.ts), where
+   * this system has them: the supervisor then hears of its owner's death when the owner's main
+   * thread exits, before the pipe's EOF.
+   */
+  parentDeathPrefix?: readonly string[];
 }
 
 export type LaunchPlan =
@@ -80,6 +87,12 @@ function baseEnvironment(facts: LaunchFacts): Record<string, string> {
 
 /** Decides how to start the supervisor; never throws. */
 export function planSupervisorLaunch(facts: LaunchFacts): LaunchPlan {
+  const plan = planRuntimeLaunch(facts);
+  if (!plan.ok || !facts.parentDeathPrefix?.length) return plan;
+  return { ...plan, command: [...facts.parentDeathPrefix, ...plan.command] };
+}
+
+function planRuntimeLaunch(facts: LaunchFacts): LaunchPlan {
   const file = supervisorFile(facts);
   if ('problem' in file) return { ok: false, problem: file.problem };
   const env = baseEnvironment(facts);
@@ -140,7 +153,14 @@ export function currentLaunchFacts(): LaunchFacts {
   } catch {
     moduleUrl = undefined;
   }
-  return { execPath: process.execPath, versions: process.versions, env: process.env, moduleUrl, exists: existsSync };
+  return {
+    execPath: process.execPath,
+    versions: process.versions,
+    env: process.env,
+    moduleUrl,
+    exists: existsSync,
+    parentDeathPrefix: launcherFailed ? undefined : parentDeathLauncher(process.env.PATH),
+  };
 }
 
 /**
@@ -148,6 +168,8 @@ export function currentLaunchFacts(): LaunchFacts {
  * missing may be there now (a package being reinstalled, an app archive unreadable for a moment).
  */
 let plan: LaunchPlan | undefined;
+/** Set once the parent-death launcher failed to start a supervisor: later plans go without it. */
+let launcherFailed = false;
 /** The last problem warned of: the same problem, planned again on every retry, is told once. */
 let warnedProblem: string | undefined;
 
@@ -155,6 +177,17 @@ function currentPlan(): LaunchPlan {
   if (plan?.ok) return plan;
   plan = planSupervisorLaunch(currentLaunchFacts());
   return plan;
+}
+
+/**
+ * A supervisor died at start with the exit code of a launcher that could not run it (setpriv's
+ * 126/127): plan again without the launcher. Returns whether there was one to drop.
+ */
+export function dropParentDeathLauncher(): boolean {
+  if (launcherFailed || !plan?.ok || !currentLaunchFacts().parentDeathPrefix) return false;
+  launcherFailed = true;
+  plan = undefined;
+  return true;
 }
 
 /** The supervisor's command line before its own flags; throws, with what to do, when it cannot be started. */

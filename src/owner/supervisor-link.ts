@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { formatControlLine, type ControlCommand } from '../supervisor/protocol.js';
 import { ownProcessGroupId } from '../sys/processes.js';
-import { supervisorCommand, supervisorCommandOrWarn, supervisorEnvironment } from './supervisor-launch.js';
+import { dropParentDeathLauncher, supervisorCommand, supervisorCommandOrWarn, supervisorEnvironment } from './supervisor-launch.js';
 
 // How the supervisor is started (runtime, file, environment) is decided in supervisor-launch.ts.
 export { supervisorCommand, supervisorEnvironment };
@@ -230,6 +230,13 @@ export class SupervisorLink {
     }
     if (!this.config.needed()) return;
     const now = performance.now();
+    // setpriv (the parent-death launcher) could not run it: the supervisor goes without the
+    // early death signal from now on, and only hears of the owner's death at EOF.
+    if ((code === 126 || code === 127) && now - this.startedAt < RESTART_WINDOW_MS && dropParentDeathLauncher()) {
+      this.warn(`the death supervisor's launcher failed (exit ${code}); starting it without the parent-death signal`);
+      this.start();
+      return;
+    }
     const livedLong = now - this.startedAt >= RESTART_WINDOW_MS;
     if (livedLong) this.giveUps = 0;
     this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS);

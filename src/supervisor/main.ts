@@ -8,7 +8,8 @@ import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { hasProcfs } from '../sys/procfs.js';
+import { PARENT_DEATH_SIGNAL } from '../sys/parent-death.js';
+import { hasProcfs, processIsEnding, readProcStat } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
@@ -162,21 +163,65 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     }
   });
 
-  // The teardown starts inside the EOF callback: its first SIGTERMs go out before anything else.
+  // The teardown starts inside the callback that learns of the owner's death: its first SIGTERMs
+  // go out before anything else. That is EOF, or sooner the parent-death signal (started through
+  // setpriv: sys/parent-death.ts) once the owner's main thread is a zombie that ended by a signal
+  // or a failing exit, while the rest of the owner is still being torn down. Lines still unread
+  // then (a last `register`) are read on to EOF, and what they added is ended at EOF.
   let teardown: Promise<unknown> | undefined;
+  const teardowns: Promise<unknown>[] = [];
+  const handedOver = new Set<number>();
+  const beginTeardown = () => {
+    const first = teardown === undefined;
+    const groups = new Map([...registry.groups].filter(([pgid]) => !handedOver.has(pgid)));
+    if (!first && groups.size === 0) return;
+    for (const pgid of groups.keys()) handedOver.add(pgid);
+    const run = tearDown({
+      groups,
+      members: registry.members,
+      graceMs: options.graceMs,
+      ownerToken: options.ownerToken,
+      disowned,
+      // The first teardown retires the watchdog when it ends: a later one goes without it.
+      watchdog: first ? watchdog : undefined,
+      notify: (message) => notices.say(message),
+    });
+    teardown ??= run;
+    teardowns.push(run);
+  };
+  const owner = ownerAtStart();
+  if (owner) {
+    // Anyone may send this signal: only the recorded owner, provably on its way out (its main
+    // thread a zombie that ended by a signal or a failing exit), counts. An owner already reaped
+    // proves nothing here (it may have written `release` and left with 0): EOF decides then, as
+    // for a main thread that exited with 0 (pthread_exit leaves the owner running). The signal goes
+    // out a moment before the kernel marks the thread a zombie: a check that finds it running
+    // looks again a few times (1, 2, 4 ... 32 ms). The teardown itself waits one turn of the loop,
+    // so that lines the reading thread already holds are taken first.
+    let rechecks: ReturnType<typeof setTimeout> | undefined;
+    const check = (attempt: number) => {
+      rechecks = undefined;
+      if (teardown || (released && registry.size === 0)) return;
+      if (readProcStat(owner.pid)?.startTime !== owner.startTime) return;
+      if (processIsEnding(owner.pid)) {
+        setImmediate(() => {
+          if (!teardown && !(released && registry.size === 0)) beginTeardown();
+        });
+      } else if (attempt < 6) rechecks = setTimeout(() => check(attempt + 1), 2 ** attempt);
+    };
+    try {
+      process.on(PARENT_DEATH_SIGNAL, () => {
+        if (rechecks === undefined) check(0);
+      });
+    } catch {
+      // A runtime that cannot listen for it: EOF alone, as without setpriv.
+    }
+  }
   const eof = readUntilEof(
     (chunk) => framer.push(chunk),
     () => {
-      if (released && registry.size === 0) return;
-      teardown = tearDown({
-        groups: registry.groups,
-        members: registry.members,
-        graceMs: options.graceMs,
-        ownerToken: options.ownerToken,
-        disowned,
-        watchdog,
-        notify: (message) => notices.say(message),
-      });
+      if (!teardown && released && registry.size === 0) return;
+      beginTeardown();
     },
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
@@ -184,8 +229,16 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   await eof;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();
-  await teardown;
+  await Promise.all(teardowns);
   return SupervisorExit.ok;
+}
+
+/** The process that started this one (its owner), by identity, where /proc shows it; read first thing. */
+function ownerAtStart(): { pid: number; startTime: number } | undefined {
+  const pid = process.ppid;
+  if (pid <= 1 || !hasProcfs()) return undefined;
+  const stat = readProcStat(pid);
+  return stat ? { pid, startTime: stat.startTime } : undefined;
 }
 
 /** Entry point shared by `leash supervise` and direct execution of this file. */
