@@ -26,7 +26,9 @@ install_runtime() { # name version -> prints the binary's path, or nothing
     fi
   fi
   local candidate
-  for candidate in "$dir/node_modules/.bin/$name" "$dir"/node_modules/@oven/bun-*/bin/bun "$dir"/node_modules/@deno/*/deno; do
+  # The platform binary first: `.bin/deno` is a Node script that runs the binary as its child, so a
+  # test that SIGKILLs "the Deno owner" would kill that wrapper and leave the real owner running.
+  for candidate in "$dir"/node_modules/@oven/bun-*/bin/bun "$dir"/node_modules/@deno/*/deno "$dir/node_modules/.bin/$name"; do
     if [ -x "$candidate" ] && "$candidate" --version >/dev/null 2>&1 </dev/null; then
       echo "$candidate"
       return 0

@@ -59,6 +59,8 @@ for (const [name, binary, flags] of runtimes) {
     const owner = spawn(binary!, [...flags, join(dir, 'owner.mjs')], { stdio: ['ignore', 'pipe', 'pipe'], env: markedEnv(mark) });
     const lines = new JsonLines(owner);
     const info = await lines.next<{ owner: number; child: number; supervisor: number | null }>(20_000);
+    // The process the test kills is the owner itself, not a launcher script in front of it.
+    assert.equal(info.owner, owner.pid, `${binary} runs the owner as a child (a wrapper script?): killing it would not kill the owner`);
     assert.equal(typeof info.supervisor, 'number', `no supervisor under ${name}: ${lines.stderr}`);
     // The supervisor runs under the same runtime, not under a node that may not exist.
     const supervisorCommand = readFileSync(`/proc/${info.supervisor}/cmdline`, 'utf8').split('\0');
