@@ -158,7 +158,8 @@ function timeRun(argv: string[], cwd: string): Timing {
   const pin = existsSync('/usr/bin/taskset') ? ['taskset', '-c', '0'] : [];
   const usage = join(tmpdir(), `leash-bench-time-${process.pid}`);
   const timed = existsSync(TIME) ? [TIME, '-f', '%U %S', '-o', usage] : [];
-  const command = [...timed, ...pin, ...argv];
+  // The real interpreter, not a pyenv shim: the shim's own start (about 0.45 CPU-s) is not the reference's.
+  const command = [...timed, ...pin, ...realExecutable(argv)];
   const start = process.hrtime.bigint();
   const result = spawnSync(command[0] as string, command.slice(1), { cwd, encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'], env: benchEnv() });
   const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
