@@ -1,6 +1,6 @@
 // Differential check of the chunked parses of `leash check` against the whole-file parse: on a
 // corpus of real files and of mutated copies of them, the findings of the statements-only parse
-// (python-statements.ts, js-chunks.ts) must be those of parsing each file whole. Not run by
+// (python-statements.ts, js-chunks.ts), past the prefilter, must be those of parsing each file whole. Not run by
 // `npm test` (minutes, not seconds); run it after changing a splitter:
 //
 //   node scripts/check-differential.mjs [--lang js|python] [--mutations N] [--seed S]
@@ -11,8 +11,9 @@
 // content). Mutations insert what a splitter must get right (quotes, backticks, braces, `\`, `#`,
 // `"""`, line continuations, CRLF, tabs, a lone `from`/`import` line, decorators, JSX, regular
 // expressions after a value or a `}`) and a trigger naming one of the file's names, so that the
-// chunk closure decides something. Python files are compared only when they pass the prefilter
-// (the analyser never sees the others); JS/TS files always, the chunked side through the prefilter
+// chunk closure decides something. Python files are compared when they pass the prefilter or hold
+// an option it may judge harmless (start_new_session, process_group, creationflags), the chunked
+// side through the prefilter; JS/TS files always, the chunked side through the prefilter
 // as the CLI and the ESLint rule run it, so that a file the prefilter (or its spawn gate) turns away
 // with a finding in it is a difference.
 //
@@ -165,6 +166,12 @@ const JS_MUTATIONS = [
   ['detached', (t) => insertAt(t, pick(lineStarts(t)), `${someName(t)}(${someName(t)}, { detached: true })\n`)],
   ['spawn-import', (t) => insertAt(t, pick(lineStarts(t)), `import { spawn as ${someName(t)} } from 'node:child_process'\n`)],
   ['shell-text', (t) => insertAt(t, pick(lineStarts(t)), `${someName(t)}('nohup x &')\n`)],
+  // Paired `&` is no trigger of its own (js-chunks.ts): joined to a name, or with a lone one beside it.
+  ['shell-and', (t) => {
+    const name = someName(t);
+    const call = pick([`'make && make test' + ${name}`, `'a &' + '& b' + ${name}`, `\`x && \${${name}}\``, `'a && b &' + ${name}`]);
+    return insertAt(t, pick(lineStarts(t)), `${someName(t)}(${call})\n`);
+  }],
 ];
 
 const PYTHON_MUTATIONS = [
@@ -179,6 +186,11 @@ const PYTHON_MUTATIONS = [
   ['session', (t) => insertAt(t, pick(lineStarts(t)), `${someName(t)}.Popen(x, start_new_session=True)\n`)],
   ['import-as', (t) => insertAt(t, pick(lineStarts(t)), `import subprocess as ${someName(t)}\n`)],
   ['from-os', (t) => insertAt(t, pick(lineStarts(t)), `from os import setsid as ${someName(t)}\n`)],
+  // Creation flags the prefilter takes for harmless (python-flags.ts), and some it must not.
+  ['flags', (t) => {
+    const value = pick([someName(t), 'subprocess.CREATE_NO_WINDOW', `${someName(t)} | 0x200`, '0x08000000', `${someName(t)}.x | 8`, 'DETACHED_PROCESS', '0b1000', '1_0', '0o10', '16777216', '8.0', '1.5']);
+    return insertAt(t, pick(lineStarts(t)), `subprocess.run(x, creationflags=${value}${pick([',', ')', ' ,', '\n', ' # DETACHED_PROCESS\n'])}${pick(['', ' check=True)', ')'])}\n`);
+  }],
 ];
 
 /** The mutations that add something the analysers look for. */
@@ -189,8 +201,15 @@ const PYTHON_TRIGGERS = new Set(['setsid', 'session', 'import-as', 'from-os']);
 
 const show = (findings) => findings.map((f) => `${f.line}:${f.column} ${f.rule} ${f.severity} ${f.message} [${f.spans.map((s) => s.join('-')).join(',')}]`);
 
+/** Words of the options whose harmless values the Python prefilter passes over (checker.ts, python-flags.ts). */
+const HARMLESS_PYTHON_WORDS = /start_new_session|process_group|creationflags/;
+
 async function findings(text, path, language, whole) {
-  if (language === 'python') return show(await analysePython(text, { whole }));
+  if (language === 'python') {
+    // As the CLI runs it: past the prefilter only.
+    if (!whole && !mayMatter(text, language)) return [];
+    return show(await analysePython(text, { whole }));
+  }
   // As the CLI and the ESLint rule run it: past the prefilter (with its spawn gate) only.
   if (!whole && !mayMatter(text, language)) return [];
   return show(analyseJs(text, path, dirname(path), whole ? 'whole' : 'chunks'));
@@ -253,7 +272,9 @@ for (const { path, language } of files) {
     if (text !== original) variants.push([name, text]);
   }
   for (const [mutation, text] of variants) {
-    if (language === 'python' && !mayMatter(text, language)) continue;
+    // A Python file the prefilter turns away is compared only where it holds a harmless option (the
+    // prefilter's own judgement, checked here); the analyser never sees the others.
+    if (language === 'python' && !mayMatter(text, language) && !HARMLESS_PYTHON_WORDS.test(text)) continue;
     counts.comparisons++;
     if (mutation !== 'original') counts.mutated++;
     let outcome;

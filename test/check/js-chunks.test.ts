@@ -134,6 +134,22 @@ test('a statement binding a spawn module is kept even when nothing kept names it
   assert.ok(relevantText(text, 'a.mjs', 0)?.startsWith("import { exec } from 'node:child_process';"));
 });
 
+test('a string whose every `&` is paired (`a && b`) is no trigger; a lone `&` still is', () => {
+  // `&&` is never a background `&`, whatever string it is joined to (shell.ts), so an `exec` of
+  // `make && make test` does not bring in the statements that share its names.
+  const timer = 'export function watchdog(onStall) {\n  const timer = setInterval(onStall, 30_000);\n  timer.unref();\n}\n';
+  const build = (command: string) => `export function build(cwd) {\n  return exec('${command}', { cwd });\n}\n`;
+  const text = (command: string) => `import { exec } from 'node:child_process';\n${timer}${build(command)}`;
+  assert.ok(!relevantText(text('npm run build && npm test'), 'a.mjs', 0)?.includes('exec('), 'paired: blanked');
+  assert.ok(!relevantText(text('a &&& b'), 'a.mjs', 0)?.includes('exec('), 'a run of three: blanked');
+  assert.ok(!relevantText(text('a \\x26\\x26 b'), 'a.mjs', 0)?.includes('exec('), 'escaped pair: blanked');
+  for (const command of ['server &', 'a & b && c', '&', 'a \\x26 b', 'a &\\\\\n& b']) {
+    const file = text(command);
+    assert.ok(relevantText(file, 'a.mjs', 0)?.includes('exec(') ?? true, `lone: kept (${command})`);
+    assert.deepEqual(analyseJs(file, 'a.mjs', REPO_ROOT, 'chunks'), analyseJs(file, 'a.mjs', REPO_ROOT, 'whole'), command);
+  }
+});
+
 test('member names link where the analyser compares them: under `this.`, by a string or number, and where assigned', () => {
   const filler = (n: number) => `export function filler${n}(list) {\n  return list.map((item) => item.length).filter(Boolean);\n}\n`;
   const text = [

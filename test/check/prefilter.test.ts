@@ -57,6 +57,19 @@ test('harmless literals, bitwise and intersection `&` and prose do not make a fi
   assert.equal(mayMatter("cmd = \"\"\"a\"\"\"  # it's\nx = a & b\ny = \"'''\"\nz = b & c\n", 'python'), false);
 });
 
+test('creation flags that can hold no detach bit do not make a file worth parsing; any that can still do', () => {
+  const run = (value: string) => `import subprocess\nflags = subprocess.CREATE_NO_WINDOW if os.name == "nt" else 0\nsubprocess.run(args, creationflags=${value}, check=True)\n`;
+  for (const value of ['flags', 'subprocess.CREATE_NO_WINDOW', 'flags | 0x10', '0x08000000', 'a.b | 0o20 | 2_0', '0', '1.5']) {
+    assert.equal(mayMatter(run(value), 'python'), false, value);
+  }
+  // A detach bit in a literal (however written), a flag's name, or a value the prefilter cannot read whole.
+  const detaching = ['0x8', 'flags | 8', '0b1000', '0o1000', '16777216', '0x0000_0200', '8L', '8.0', 'DETACHED_PROCESS', 'subprocess.CREATE_NEW_PROCESS_GROUP', 'flags if x else 8', 'get(8)'];
+  for (const value of detaching) assert.equal(mayMatter(run(value), 'python'), true, value);
+  assert.equal(mayMatter('subprocess.run(args, creationflags=flags\n    | 0x8)\n', 'python'), true, 'a value going on past its line');
+  assert.equal(mayMatter('subprocess.run(args, creationflags=flags)  # DETACHED_PROCESS elsewhere\n', 'python'), true, 'a flag named after it');
+  assert.equal(mayMatter('kw = {"creationflags": flags}\n', 'python'), true, 'a key, not a keyword');
+});
+
 test('a trigger word only in whole-line comments does not make a file worth parsing', () => {
   assert.equal(mayMatter('import os\n# the worker is not started with start_new_session\n    # nor with process_group\nos.getpid()\n', 'python'), false);
   assert.equal(mayMatter(spawning("// spawned detached elsewhere\n  // then .unref() it\nconst a = 1;\n"), 'js'), false);

@@ -1,6 +1,7 @@
 // One file in, its findings out: language by extension, a text prefilter, the language's
 // analyser, then exemption markers.
 import { findMarkers, MARKER_TEXT } from './markers.js';
+import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { shellMayMatter } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
@@ -33,6 +34,7 @@ export function languageOf(path: string): Language | undefined {
  */
 const HARMLESS_JS = /\bdetached\s*:\s*(?:false|null|undefined|0|void 0)\s*(?=[,}\r\n])/g;
 const HARMLESS_PYTHON = /(?:\bstart_new_session\s*=\s*(?:False|None|0)|\bprocess_group\s*=\s*None)\s*(?=[,)\r\n])/g;
+// `creationflags=flags`, `creationflags=subprocess.CREATE_NO_WINDOW`: python-flags.ts.
 
 /**
  * Whole-line comments (`# ...`, `// ...`): a trigger word in prose ("never calls setsid", "spawned
@@ -62,8 +64,8 @@ export function mayMatter(text: string, language: Language): boolean {
     if (text.includes(MARKER_TEXT)) return true;
     if (!PYTHON_PREFILTER.test(text)) return false;
   }
-  const prefilter = language === 'python' ? PYTHON_PREFILTER : JS_PREFILTER;
-  return prefilter.test(withoutCommentLines(text, language).replace(language === 'python' ? HARMLESS_PYTHON : HARMLESS_JS, ''));
+  if (language === 'js') return JS_PREFILTER.test(withoutCommentLines(text, language).replace(HARMLESS_JS, ''));
+  return PYTHON_PREFILTER.test(withoutHarmlessFlagKeywords(withoutCommentLines(text, language).replace(HARMLESS_PYTHON, '')));
 }
 
 // The analysers load on first use: typescript (about 9 MB of JavaScript) and the Python grammar

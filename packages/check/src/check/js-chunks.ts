@@ -99,13 +99,19 @@ function cook(raw: string): string {
   });
 }
 
-/** A string's (or template part's) text that could matter: an option word, or shell backgrounding. */
-const TRIGGER_TEXT = /detach|unref|&|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm|start-process|start\s/i;
+/**
+ * A string's (or template part's) text that could matter: an option word, or shell backgrounding.
+ * An `&` next to another (`a && b`) is never a background `&` (shell.ts), whatever the string is
+ * joined to: only a lone one counts, so the `&&` of `exec('npm run build && npm test')` does not
+ * make its statement, and everything sharing a name with it, worth parsing.
+ */
+const TRIGGER_TEXT = /detach|unref|(?<!&)&(?!&)|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm|start-process|start\s/i;
 /**
  * The same, searched in the whole raw text at once, in three cheaper passes than one
  * case-insensitive alternation: the words (`detached` and `unref` also make a chunk a trigger
- * wherever they are, a comment included: kept is always safe), `start` in any case, and `&`.
+ * wherever they are, a comment included: kept is always safe), `start` in any case, and a lone `&`.
  */
+const AMPERSAND = 38;
 const TRIGGER_WORDS = /detach|unref|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm/g;
 const TRIGGER_START = /start[\s-]/gi;
 
@@ -186,7 +192,14 @@ class Tokenizer {
       if (first === 100 /* d */ ? text.charCodeAt(match.index + 1) === 101 /* detach, not disown or daemonize */ : first === 117 /* u */) this.sourceTriggers.push(match.index);
     }
     for (const match of text.matchAll(TRIGGER_START)) triggers.push(match.index);
-    for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) triggers.push(at);
+    for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {
+      // A pair (or longer run) is skipped whole: two adjacent characters are in the same string part.
+      if (text.charCodeAt(at + 1) === AMPERSAND) {
+        while (text.charCodeAt(at + 1) === AMPERSAND) at++;
+        continue;
+      }
+      triggers.push(at);
+    }
     triggers.sort((a, b) => a - b);
     this.current = this.newChunk(0);
   }

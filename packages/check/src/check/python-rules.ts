@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
+import { pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
 import { backgroundingIn, detachingCommandIn, shellMayMatter } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
@@ -119,8 +120,6 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['ptyprocess.PtyProcess.spawn', 'py-pty'],
 ]);
 const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_BREAKAWAY_FROM_JOB']);
-/** DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_BREAKAWAY_FROM_JOB */
-const WINDOWS_FLAG_BITS = 0x8 | 0x200 | 0x1000000;
 const DETACH_HELPERS = new Set(['windows_detach_popen_kwargs']);
 /** Popen and posix_spawn options: for the first two only false/None/0 keep the group; for the others only None. */
 const SESSION_OPTIONS = new Set(['start_new_session', 'setsid']);
@@ -141,10 +140,7 @@ function stringValue(node: SyntaxNode): string | undefined {
 }
 
 function integerValue(node: SyntaxNode): number | undefined {
-  if (node.type !== 'integer') return undefined;
-  const text = node.text.replace(/_/g, '').toLowerCase().replace(/l$/, '');
-  const value = /^0[oO]/.test(text) ? parseInt(text.slice(2), 8) : /^0b/.test(text) ? parseInt(text.slice(2), 2) : Number(text);
-  return Number.isFinite(value) ? value : undefined;
+  return node.type === 'integer' ? pythonInteger(node.text) : undefined;
 }
 
 /** Whether option `name` set to `value` puts the child in a new session or group. */
