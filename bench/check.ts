@@ -24,6 +24,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateRealisticTree } from './lib/check-realistic-tree.js';
+import { realPython } from './lib/python.js';
+import { findSeed } from './lib/seeds.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 /** LEASH_CHECK_CLI measures another build (an older checkout, say) on the same trees. */
@@ -49,22 +51,7 @@ function argument(name: string): string | undefined {
 function findReferenceSeed(): string | undefined {
   const named = argument('reference') ?? process.env.LEASH_REFERENCE_CHECKER;
   if (named !== undefined) return resolve(named);
-  const roots = [REPO];
-  try {
-    const common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    roots.push(resolve(common, '..'));
-  } catch {
-    // not a git checkout: the repository's own parent only
-  }
-  for (const root of roots) {
-    const seeds = resolve(root, '..', 'shared', 'seeds');
-    if (!existsSync(seeds)) continue;
-    for (const name of readdirSync(seeds).sort()) {
-      const path = join(seeds, name);
-      if (readFileSync(path, 'utf8').slice(0, 200).split('\n')[0]?.endsWith('check_detached_spawns.py')) return path;
-    }
-  }
-  return undefined;
+  return findSeed((text) => text.slice(0, 200).split('\n')[0]?.endsWith('check_detached_spawns.py') ?? false);
 }
 const REFERENCE_SEED = findReferenceSeed();
 /** `--realistic-only`: only the realistic tree's rows (they take a few minutes on their own). */
@@ -195,11 +182,10 @@ interface Row {
   atTargetHostSpeed?: string;
 }
 
-/** The interpreter behind a `python3` on PATH (often a pyenv shim, a shell script that valgrind would follow). */
+/** The interpreter behind a `python3` on PATH (often a pyenv shim, a shell script whose own cost is not the reference's). */
 function realExecutable(argv: string[]): string[] {
   if (argv[0] !== 'python3') return argv;
-  const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', env: benchEnv() }).trim();
-  return [real, ...argv.slice(1)];
+  return [realPython() ?? 'python3', ...argv.slice(1)];
 }
 
 /** Instructions one run executes, every thread of the process counted (its children, git, not). */
