@@ -3,6 +3,14 @@
 // the killpg floor (same detector, alternating rounds); leash's CPU over 10 s idle with a
 // 200-process tree and 500 other processes, against the reference poller (all of /proc every
 // 100 ms); private memory of leash run plus its guard. Needs a usable cgroup (root here).
+// What each teardown figure counts, from the bench's own signal to the last death (a zombie counts
+// as dead: nobody's reaping is in either figure), with the same detector (the stat of every listed
+// process still alive, read on every turn of the bench's loop, which keeps one CPU busy on both
+// sides): leash, the bench's SIGKILL of the runner, the runner's death, leash's wake-up, its stop
+// signal and the deaths of the 199 other members (leash reaps them afterwards); the floor, one
+// killpg(SIGTERM) of a shell and its 199 sleepers (the shell dies too, so pid 1 reaps them
+// afterwards). The floor has no wake-up to pay: it is what a supervisor that was already running
+// the kill would get. Both trees are left to settle 1 s before the signal.
 // Run: npm run build && node dist/bench/run-cgroup.js   (not part of npm test)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -76,6 +84,7 @@ async function fullTree(run: Run): Promise<void> {
 
 const cpuMs = (pid: number) => (readProcStat(pid)?.cpuTicks ?? NaN) * TICK_MS;
 const identitiesOf = (pids: number[]) => pids.map((pid) => ({ pid, start: readProcStat(pid)?.startTime }));
+const range = (values: number[]) => `${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)}`;
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? NaN;
@@ -97,6 +106,7 @@ async function main(): Promise<void> {
   const started: ChildProcess[] = [];
   const floorGroups: number[] = [];
   const results: Record<string, unknown> = { tree: TREE_SIZE, bystanders: BYSTANDERS, idle_ms: IDLE_MS, rounds: ROUNDS };
+  const loadStart = loadavg()[0] as number;
   try {
     for (let i = 0; i < BYSTANDERS; i += 1) started.push(spawn('sleep', ['600'], { stdio: 'ignore' }));
     results.processes_on_machine = scanAllStats().length;
@@ -111,6 +121,7 @@ async function main(): Promise<void> {
     const pids = { contained: runs.contained.child.pid as number, tree: runs.tree.child.pid as number, reference: reference.pid as number };
     const before = { contained: cpuMs(pids.contained), tree: cpuMs(pids.tree), reference: cpuMs(pids.reference) };
     const loadBefore = loadavg()[0];
+    results.loadavg_at_start = loadStart;
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const idle = {
       contained: cpuMs(pids.contained) - before.contained,
@@ -153,6 +164,7 @@ async function main(): Promise<void> {
       started.push(group);
       floorGroups.push(group.pid as number);
       await waitUntil(() => walkDescendants(group.pid as number).size >= TREE_SIZE - 1, 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       const members = identitiesOf([group.pid as number, ...walkDescendants(group.pid as number).keys()]);
       const t1 = performance.now();
       signalGroup(group.pid as number, 'SIGTERM');
@@ -169,13 +181,14 @@ async function main(): Promise<void> {
       ['runner SIGKILL -> empty tree, contained (median)', `${median(teardown.contained).toFixed(1)} ms`],
       ['runner SIGKILL -> empty tree, process tree (median)', `${median(teardown.tree).toFixed(1)} ms`],
       ['reference: killpg of 200 sleepers -> all dead (median)', `${median(teardown.floor).toFixed(1)} ms`],
+      ['runner SIGKILL -> empty tree, contained / process tree / floor (min-max)', ['contained', 'tree', 'floor'].map((lane) => range(teardown[lane as Lane | 'floor'])).join(' / ')],
       ['contained / floor (medians; median of paired rounds)', `${(median(teardown.contained) / median(teardown.floor)).toFixed(2)}x; ${median(teardown.contained.map((ms, i) => ms / (teardown.floor[i] as number))).toFixed(2)}x`],
       ['process tree / floor (medians; median of paired rounds)', `${(median(teardown.tree) / median(teardown.floor)).toFixed(2)}x; ${median(teardown.tree.map((ms, i) => ms / (teardown.floor[i] as number))).toFixed(2)}x`],
       ['private memory contained: leash run / shell guard / both', `${kb(memory.contained?.leash_kb)} / ${kb(memory.contained?.guard_kb)} / ${kb((memory.contained?.leash_kb ?? NaN) + (memory.contained?.guard_kb ?? NaN))}`],
       ['private memory process tree: leash run / node guard / both', `${kb(memory.tree?.leash_kb)} / ${kb(memory.tree?.guard_kb)} / ${kb((memory.tree?.leash_kb ?? NaN) + (memory.tree?.guard_kb ?? NaN))}`],
     ];
-    console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} (at the end; ${results.loadavg_idle} during the idle window)`);
-    for (const [label, value] of rows) console.log(`${label.padEnd(62)} ${value}`);
+    console.log(`load average ${loadStart.toFixed(2)} at the start, ${loadavg().map((value) => value.toFixed(2)).join(' ')} at the end (${results.loadavg_idle} during the idle window)`);
+    for (const [label, value] of rows) console.log(`${label.padEnd(72)} ${value}`);
     results.loadavg_at_end = loadavg();
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}run-cgroup.json`, JSON.stringify(results, null, 2) + '\n');

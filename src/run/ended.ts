@@ -14,9 +14,9 @@ export interface EndedProcess {
 }
 
 /** The record keeps this many; the count of the others is kept as `more`. */
-const RECORD_LIMIT = 100;
+export const RECORD_LIMIT = 100;
 /** stderr names this many per line. */
-const LINE_LIMIT = 8;
+export const LINE_LIMIT = 8;
 const COMMAND_CHARS = 80;
 const RECORD_LIMIT_BYTES = 64 * 1024;
 
@@ -89,10 +89,13 @@ export class EndedRecord {
 
   constructor(private readonly statePath: string | undefined, private readonly warn: (message: string) => void) {}
 
-  /** Names the processes of `stats` as sent `signal`: the first RECORD_LIMIT, and how many in all. */
-  add(stats: Iterable<ProcStat>, signal: string, commandFor: (stat: ProcStat) => string): { named: EndedProcess[]; total: number } {
+  /**
+   * Names the processes of `stats` as sent `signal`: the first RECORD_LIMIT, and how many in all;
+   * `unlisted` more were sent it too, counted but not named (contained, none of them was read).
+   */
+  add(stats: Iterable<ProcStat>, signal: string, commandFor: (stat: ProcStat) => string, unlisted = 0): { named: EndedProcess[]; total: number } {
     const added: EndedProcess[] = [];
-    let skipped = 0;
+    let skipped = unlisted;
     for (const stat of stats) {
       if (added.length >= RECORD_LIMIT) {
         skipped += 1;
@@ -103,7 +106,7 @@ export class EndedRecord {
     const room = Math.max(0, RECORD_LIMIT - this.content.ended.length);
     this.content.ended.push(...added.slice(0, room));
     this.content.more += added.length - Math.min(room, added.length) + skipped;
-    if (this.statePath !== undefined && added.length > 0) {
+    if (this.statePath !== undefined && added.length + skipped > 0) {
       try {
         replaceFileAtomically(endedRecordPath(this.statePath), JSON.stringify(this.content) + '\n');
       } catch (error) {

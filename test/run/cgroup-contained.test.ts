@@ -13,6 +13,7 @@ import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { cgroupOf, destroyCgroup, scratchCgroup, usableCgroup } from '../helpers/cgroup.js';
 import { guardOf, markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
+import { readEndedRecord } from '../../src/run/ended.js';
 import { CLI_ENTRY, exited, markedPids, markedPidRunning, waitForGone } from '../helpers/processes.js';
 
 const place = await usableCgroup();
@@ -170,4 +171,22 @@ test('LEASH_CONTAINMENT=tree: the process tree, said once', { skip }, async (t) 
   assert.equal(code, 3);
   assert.equal(leash.stderr().match(/containment: /g)?.length, 1, leash.stderr());
   assert.match(leash.stderr(), /containment: process tree \(subreaper\); no usable cgroup: LEASH_CONTAINMENT=tree$/m);
+});
+
+test('contained: a stop of more processes than a line shows: eight named on stderr (only those read before the signal), the rest counted; with a state document, every one named in the record', { skip }, async (t) => {
+  const { mark, state } = markedScratch(t);
+  // Twelve sleepers, each with its own command line (sleep 311 ... sleep 322).
+  const script = 'for i in 11 12 13 14 15 16 17 18 19 20 21 22; do sleep 3$i & done; sleep 0.3; exit 0';
+  const plain = startLeash(['run', '--grace', '5', 'sh', '-c', script], mark);
+  assert.equal((await exited(plain.child, 20_000)).code, 0, plain.stderr());
+  const line = /ending (\d+) processes with SIGTERM: (.*)$/m.exec(plain.stderr());
+  // Exact, from the cgroup's list (the process tree names what its last walk saw).
+  assert.equal(line?.[1], '12', plain.stderr());
+  assert.equal(line?.[2]?.match(/\d+ \(sleep 3\d\d\)/g)?.length, 8, plain.stderr());
+  assert.match(line?.[2] ?? '', / and 4 more$/);
+  const recorded = startLeash(['run', '--grace', '5', '--state', state, 'sh', '-c', script], mark);
+  assert.equal((await exited(recorded.child, 20_000)).code, 0, recorded.stderr());
+  const record = readEndedRecord(state);
+  assert.equal(record?.ended.filter((entry) => /^sleep 3\d\d$/.test(entry.command) && entry.signal === 'SIGTERM').length, 12, JSON.stringify(record));
+  assert.equal(record?.more, 0);
 });
