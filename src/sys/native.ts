@@ -92,6 +92,11 @@ export async function loadNative(): Promise<boolean> {
   }
 }
 
+/** Whether loadNative() has succeeded. */
+export function nativeLoaded(): boolean {
+  return bindings !== undefined;
+}
+
 /** Why loadNative() failed, for a warning. */
 export function nativeLoadFailure(): string | undefined {
   return loadFailure;
@@ -130,7 +135,7 @@ export function setParentDeathSignal(signal: number): void {
   check('prctl(PR_SET_PDEATHSIG)', native('prctl').prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0));
 }
 
-/** The live parent pid (Node's process.ppid is read once at start-up). */
+/** The live parent pid (as Node's process.ppid, which calls getppid() at each read). */
 export function getParentPid(): number {
   return native('getppid').getppid();
 }

@@ -84,6 +84,28 @@ export function readProcStatWithThreads(pid: number): ProcStatWithThreads | unde
   return { ...stat, threads: Number.isInteger(threads) && threads > 0 ? threads : 0 };
 }
 
+/**
+ * Whether a process is on its way out as a whole: its main thread is a zombie that exited with a
+ * signal or a non-zero exit_group() code (field 52, exit_code; Linux 3.5+), while other threads
+ * may still be ending. A SIGKILLed process with many threads is in that state for milliseconds
+ * to tens of ms (each thread must get a CPU to exit) before its children are reparented. A main
+ * thread that ended alone (pthread_exit) or was replaced by another thread's execve exits with 0:
+ * false then, as where the field is hidden (another user's process) or missing.
+ */
+export function processIsEnding(pid: number): boolean {
+  let text: string;
+  try {
+    text = readSmallProcText(`/proc/${pid}/stat`);
+  } catch {
+    return false;
+  }
+  const close = text.lastIndexOf(')');
+  if (close < 0 || text[close + 2] !== 'Z') return false;
+  // Field 52 is the last; fields[0] is field 3.
+  const exitCode = Number(text.slice(close + 2).trimEnd().split(' ')[49]);
+  return Number.isInteger(exitCode) && exitCode !== 0;
+}
+
 /** A zombie (or a task being torn down) runs no code and holds no resources but its pid. */
 export function isDeadState(state: string): boolean {
   return state === 'Z' || state === 'X' || state === 'x';

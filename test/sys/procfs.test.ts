@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { environHasEntry, parseProcStat, readChildren, readProcStat } from '../../src/sys/procfs.js';
+import { environHasEntry, parseProcStat, processIsEnding, readChildren, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedEnv, newMark } from '../helpers/processes.js';
 
@@ -45,4 +45,27 @@ test('environHasEntry matches whole entries only', async () => {
     await exited(child);
   }
   assert.equal(environHasEntry(child.pid!, `LEASH_TEST_MARK=${mark}`), false, 'gone: false');
+});
+
+test('processIsEnding: a zombie that exited by a signal or with a non-zero code, never a live process or one that exited with 0', async () => {
+  // Each zombie is the child of a `sleep` that never reaps it (its shell exec'd sleep).
+  const zombies = spawn('sh', ['-c', 'sh -c "kill -9 \\$\\$" & a=$!; (exit 3) & b=$!; (exit 0) & c=$!; echo "$a $b $c"; exec sleep 1000'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: markedEnv(newMark()),
+  });
+  try {
+    let line = '';
+    zombies.stdout!.setEncoding('utf8').on('data', (text: string) => (line += text));
+    assert.ok(await waitUntil(() => line.includes('\n'), 5000));
+    const [killed, failed, succeeded] = line.trim().split(' ').map(Number) as [number, number, number];
+    assert.ok(await waitUntil(() => [killed, failed, succeeded].every((pid) => readProcStat(pid)?.state === 'Z'), 5000));
+    assert.equal(processIsEnding(killed), true, 'SIGKILLed');
+    assert.equal(processIsEnding(failed), true, 'exit 3');
+    assert.equal(processIsEnding(succeeded), false, 'exit 0: as a main thread that ended alone');
+    assert.equal(processIsEnding(zombies.pid!), false, 'alive');
+  } finally {
+    zombies.kill('SIGKILL');
+    await exited(zombies);
+  }
+  assert.equal(processIsEnding(zombies.pid!), false, 'gone');
 });
