@@ -305,7 +305,8 @@ export class TreeSupervisor {
     if (!this.cgroup) this.armSweep(RUNNING_SWEEP_MS);
     else if (this.options.statePath !== undefined && this.phase === 'running') this.armSweep(RUNNING_SWEEP_MS);
     if (this.cgroup && !this.cgroup.watching) this.armSweep(STOPPING_SWEEP_MS);
-    if (this.options.dieWithParent && this.options.watchStdin !== false) {
+    // The watch polls through koffi: without it (said by startNativeLate) the parent alone is watched.
+    if (this.options.dieWithParent && this.options.watchStdin !== false && nativeLoaded()) {
       this.clientWatch = watchClientInput(this.options.log, () => this.onClientGone());
     }
     this.scheduleCheck();
@@ -356,7 +357,7 @@ export class TreeSupervisor {
     } else {
       this.options.log(
         `warning: native calls unavailable (${nativeLoadFailure()}): orphans go to init (still in the cgroup, ended with the tree)` +
-          (this.options.dieWithParent ? '; the parent is looked at once a second' : ''),
+          (this.options.dieWithParent ? "; the parent is looked at once a second, stdin's writers not at all" : ''),
       );
     }
     return !this.options.dieWithParent || this.armParentDeath();

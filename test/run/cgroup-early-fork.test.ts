@@ -4,8 +4,8 @@
 // ended with the tree, by leash's stop or, when leash is SIGKILLed, by the guard. Each test
 // checks that the case happened (the orphan's parent is not leash) and tries again if not.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
@@ -13,7 +13,7 @@ import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { cgroupOf, destroyCgroup, usableCgroup } from '../helpers/cgroup.js';
 import { markedScratch, readJson, startLeash, type LeashProcess } from '../helpers/leash-run.js';
-import { exited, markedPids, waitForGone } from '../helpers/processes.js';
+import { REPO_ROOT, exited, markedEnv, markedPids, waitForGone } from '../helpers/processes.js';
 
 const place = await usableCgroup();
 const skip = typeof place === 'string' ? `no cgroup to test with: ${place}` : false;
@@ -105,4 +105,28 @@ test('contained: leash SIGKILLed while an orphan of the command\'s first millise
     return;
   }
   assert.fail(`in ${TRIES} attempts leash was always a subreaper before the command's first fork: the case never happened`);
+});
+
+test('contained, koffi missing: the run goes on in its cgroup, says what it lacks, and still ends the tree', { skip }, async (t) => {
+  const { mark, dir } = markedScratch(t);
+  // The package without its one dependency: the run bundle is all `leash run` loads besides koffi.
+  const root = join(dir, 'package');
+  for (const part of ['bin', 'dist/src/run', 'package.json']) cpSync(join(REPO_ROOT, part), join(root, part), { recursive: true });
+  mkdirSync(join(root, 'node_modules'));
+  const leash = spawn(process.execPath, [join(root, 'bin/leash.js'), 'run', '--die-with-parent', '--', 'sh', '-c', '(setsid sleep 1001 &); sleep 0.3; exit 4'], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let stderr = '';
+  leash.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  t.after(async () => {
+    const directory = /containment: cgroup v2 \((.+)\)$/m.exec(stderr)?.[1];
+    if (directory !== undefined) await destroyCgroup(directory);
+  });
+  const { code } = await exited(leash, 20_000);
+  assert.equal(code, 4, stderr);
+  assert.match(stderr, /containment: cgroup v2/);
+  assert.match(stderr, /warning: native calls unavailable \(.*koffi.*\): orphans go to init \(still in the cgroup, ended with the tree\); the parent is looked at once a second, stdin's writers not at all/);
+  assert.match(stderr, /ending 1 process with SIGTERM: \d+ \(sleep 1001\)/);
+  assert.deepEqual(markedPids(mark), []);
 });
