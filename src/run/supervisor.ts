@@ -299,7 +299,7 @@ export class TreeSupervisor {
     this.enterPhase('running');
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
-    else if (parentGone) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died as the command started');
+    else if (parentGone) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
     // Contained, nothing is walked while the command runs: the sweep only refreshes the state
     // document's count (one read of cgroup.procs), and only when there is a document.
     if (!this.cgroup) this.armSweep(RUNNING_SWEEP_MS);
