@@ -10,6 +10,7 @@
 // Run: npm run build && node dist/bench/mcp.js [--trials N]   (not part of npm test)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { supervisorPid } from '../src/index.js';
@@ -143,6 +144,8 @@ interface ModeResult {
   trials: number;
 }
 
+// Start-up and kill figures move with the machine's load: said beside them.
+const loadAtStart = loadavg()[0]!;
 const modes: Mode[] = ['plain', 'owned'];
 const floor = floorSupervisorEnv();
 if ('note' in floor) console.log(`bench/mcp: ${floor.note}; the kill row has no floor\n`);
@@ -253,11 +256,12 @@ for (const row of rows) print(row);
 console.log(
   `\n${TRIALS} connects per mode (server-everything, no wrapper); kills: client fixture SIGKILLed, server busy behind sh -c -> launcher -> node.` +
     `\nowned, EOF floor: the owned mode with bench/lib/floor-supervisor.ts (read until EOF, killpg) in place of leash's supervisor, which may act before EOF (the parent-death signal); the kills alternate with the other modes.` +
-    `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).`,
+    `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).` +
+    `\nLoad average (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`,
 );
 
 mkdirSync(`${REPO_ROOT}bench/results`, { recursive: true });
 writeFileSync(
   `${REPO_ROOT}bench/results/mcp.json`,
-  `${JSON.stringify({ node: process.version, at: new Date().toISOString(), leashRunAvailable: runAvailable, results }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, at: new Date().toISOString(), loadAverage: { start: loadAtStart, end: loadavg()[0] }, leashRunAvailable: runAvailable, results }, null, 2)}\n`,
 );

@@ -7,7 +7,7 @@ import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
-import { chooseContainment } from './containment.js';
+import { chooseContainment, containmentNeedsNative } from './containment.js';
 import { describeContainment } from '../sys/cgroup.js';
 import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
@@ -158,14 +158,21 @@ export async function runMain(argv: string[]): Promise<number> {
   quiet = parsed.quiet;
   if (parsed.ignoreHangup) ignoreHangup();
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
-  const guard = new RunGuard(parsed.graceMs);
-  if (process.platform === 'linux' && hasProcfs() && (await loadNative())) {
-    // One line says which containment is in force (--quiet drops it, as the phase lines).
+  if (process.platform === 'linux' && hasProcfs()) {
+    // Contained, koffi is not needed to choose (but under systemd: containmentNeedsNative) nor to
+    // start the command: the supervisor loads it once the command runs.
+    if (containmentNeedsNative(process.env)) await loadNative();
     const containment = chooseContainment(process.env, (message) => log(`warning: ${message}`));
-    const described = describeContainment(containment.cgroup, containment.cgroup ? undefined : containment.reason);
-    log(`containment: ${described}`);
-    return new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described }).run();
+    if (containment.cgroup || (await loadNative())) {
+      // One line says which containment is in force (--quiet drops it, as the phase lines).
+      const described = describeContainment(containment.cgroup, containment.cgroup ? undefined : containment.reason);
+      log(`containment: ${described}`);
+      // The process tree's guard is a death supervisor (Node); contained, a shell (cgroup-guard.ts).
+      const guard = containment.cgroup ? undefined : new RunGuard(parsed.graceMs);
+      return new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described }).run();
+    }
   }
+  const guard = new RunGuard(parsed.graceMs);
   const why = process.platform === 'linux' ? `native calls unavailable: ${nativeLoadFailure()}` : `${process.platform} has no child subreaper`;
   log(
     `warning: ${why}; supervising the command's process group only. Orphans are not adopted, ` +

@@ -14,10 +14,13 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
-import { CLOCK_TICKS_PER_SECOND, readChildren, readProcStat, readUptimeSeconds, isDeadState, isStoppedState, type ProcStat } from '../sys/procfs.js';
+import { CLOCK_TICKS_PER_SECOND, readChildren, readProcStat, readUptimeSeconds, isDeadState, isStoppedState, processIsEnding, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
+  loadNative,
+  nativeLoaded,
+  nativeLoadFailure,
   reapChild,
   setChildSubreaper,
   setParentDeathSignal,
@@ -151,6 +154,11 @@ export class TreeSupervisor {
   /** Processes (pid:start) already sent the current phase's signal. */
   private signalled = new Set<string>();
   private originalParent = 0;
+  /**
+   * Read before the command starts (process.ppid is getppid() at each read): contained, the
+   * parent-death signal is armed only after, and a parent that died meanwhile must still show.
+   */
+  private readonly parentAtStart = process.ppid;
   private readonly state: StatePublisher;
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -266,8 +274,11 @@ export class TreeSupervisor {
 
   /** Runs the command to the end of its whole tree; resolves with leash's exit code. */
   async run(): Promise<number> {
-    // Orphans must come to us, not to init, from the runner's very first fork.
-    setChildSubreaper();
+    // In the process tree, orphans must come to us, not to init, from the runner's very first
+    // fork: the tree is all there is to find them by. Contained, the cgroup holds every process
+    // wherever it is reparented, so the command starts first and koffi (~10 ms) loads while it
+    // does (startNativeLate): a wrapped server's start waits for less.
+    if (!this.cgroup) setChildSubreaper();
     this.on('SIGCHLD', this.childListener);
     for (const signal of stopSignals()) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
@@ -284,7 +295,7 @@ export class TreeSupervisor {
       this.cleanUp();
       return 128 + signalNumber(early);
     }
-    if (this.options.dieWithParent && !this.armParentDeath()) {
+    if (!this.cgroup && this.options.dieWithParent && !this.armParentDeath()) {
       this.options.log('parent already gone before the command started; not starting it');
       this.cleanUp();
       return 1;
@@ -320,6 +331,8 @@ export class TreeSupervisor {
       this.reapedTotal += 1;
       this.scheduleCheck();
     });
+    // After the exit listener: the runner may end while koffi loads.
+    const parentGone = this.cgroup ? !(await this.startNativeLate()) : false;
 
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
@@ -330,12 +343,14 @@ export class TreeSupervisor {
     this.enterPhase('running');
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
+    else if (parentGone) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
     // Contained, nothing is walked while the command runs: the sweep only refreshes the state
     // document's count (one read of cgroup.procs), and only when there is a document.
     if (!this.cgroup) this.armSweep(RUNNING_SWEEP_MS);
     else if (this.options.statePath !== undefined && this.phase === 'running') this.armSweep(RUNNING_SWEEP_MS);
     if (this.cgroup && !this.cgroup.watching) this.armSweep(STOPPING_SWEEP_MS);
-    if (this.options.dieWithParent && this.options.watchStdin !== false) {
+    // The watch polls through koffi: without it (said by startNativeLate) the parent alone is watched.
+    if (this.options.dieWithParent && this.options.watchStdin !== false && nativeLoaded()) {
       this.clientWatch = watchClientInput(this.options.log, () => this.onClientGone());
     }
     this.scheduleCheck();
@@ -371,6 +386,27 @@ export class TreeSupervisor {
     return starting;
   }
 
+  /**
+   * Contained, once the runner is started: the native calls, the subreaper and the parent-death
+   * signal. An orphan made before (the runner's first milliseconds) is reparented to init or the
+   * nearest subreaper, which reaps it; it is still in the cgroup, so it is counted among the
+   * active processes and ended with the tree, but not among the adopted ones. False when
+   * --die-with-parent finds the parent already gone (its death was not signalled yet).
+   * Without koffi the run goes on contained: no orphan is adopted, and the parent is read from
+   * /proc every second.
+   */
+  private async startNativeLate(): Promise<boolean> {
+    if (await loadNative()) {
+      setChildSubreaper();
+    } else {
+      this.options.log(
+        `warning: native calls unavailable (${nativeLoadFailure()}): orphans go to init (still in the cgroup, ended with the tree)` +
+          (this.options.dieWithParent ? "; the parent is looked at once a second, stdin's writers not at all" : ''),
+      );
+    }
+    return !this.options.dieWithParent || this.armParentDeath();
+  }
+
   private on(event: string, listener: (...args: unknown[]) => void): void {
     process.on(event as NodeJS.Signals, listener);
     this.listeners.push([event, listener]);
@@ -401,19 +437,23 @@ export class TreeSupervisor {
    * (it died before the signal was armed: the fork race).
    */
   private armParentDeath(): boolean {
-    this.originalParent = process.ppid;
+    this.originalParent = this.parentAtStart;
     this.on(PARENT_DEATH_SIGNAL, () => this.checkParent(true));
-    setParentDeathSignal(signalNumber(PARENT_DEATH_SIGNAL));
+    if (nativeLoaded()) setParentDeathSignal(signalNumber(PARENT_DEATH_SIGNAL));
     if (this.parentIsGone(false)) return false;
     this.after(PARENT_CHECK_MS, () => this.checkParent(false), true);
     return true;
   }
 
   private parentIsGone(signalled: boolean): boolean {
-    const now = getParentPid();
+    const now = nativeLoaded() ? getParentPid() : process.ppid;
     // Outside our pid namespace the parent reads as 0: then only the kernel's signal can tell.
     if (this.originalParent === 0) return signalled;
-    return now !== this.originalParent;
+    // Still our parent (getppid() says so: the pid names it) but ending as a whole: a SIGKILLed
+    // client's main thread, which forked us, is gone and prompted the signal, while its other
+    // threads take up to tens of ms more (measured on 2 busy cores) to let the reparenting come.
+    // Read on the signal only: the once-a-second look stays one getppid().
+    return now !== this.originalParent || (signalled && processIsEnding(this.originalParent));
   }
 
   private checkParent(signalled: boolean): void {

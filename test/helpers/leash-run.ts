@@ -1,6 +1,6 @@
 // Plumbing for the `leash run` tests: start the CLI with the test's mark, read its state file.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCommandLine, readProcStat, scanAllStats } from '../../src/sys/procfs.js';
@@ -59,11 +59,16 @@ export function zombieChildrenOf(pid: number): number[] {
   return scanAllStats().filter((stat) => stat.ppid === pid && stat.state === 'Z').map((stat) => stat.pid);
 }
 
-/** Live (non-zombie) descendants of `pid`, by a full scan; a `leash run`'s guard is not one. */
+/**
+ * Live (non-zombie) processes of the tree of `pid` (a `leash run`), by a full scan: its
+ * descendants and, contained, every member of its run cgroup with theirs (an orphan made in the
+ * command's first milliseconds, before leash is a subreaper, is init's child but still in the
+ * cgroup). Its guard is not one.
+ */
 export function liveDescendantsOf(pid: number): number[] {
   const guard = guardOf(pid);
   const stats = scanAllStats().filter((stat) => stat.pid !== guard);
-  const found = new Set<number>([pid]);
+  const found = new Set<number>([pid, ...runCgroupMembers(guard)]);
   let grew = true;
   while (grew) {
     grew = false;
@@ -79,6 +84,25 @@ export function liveDescendantsOf(pid: number): number[] {
     const stat = readProcStat(p);
     return stat !== undefined && stat.state !== 'Z';
   });
+}
+
+/** Contained: the members of the run cgroup that the guard (`sh -c SCRIPT leash-guard DIR TICKS`) watches, subgroups included. */
+function runCgroupMembers(guard: number | undefined): number[] {
+  if (guard === undefined) return [];
+  const command = readCommandLine(guard) ?? [];
+  const directory = command[command.indexOf('leash-guard') + 1];
+  if (!command.includes('leash-guard') || directory === undefined) return [];
+  const pids: number[] = [];
+  const visit = (dir: string) => {
+    try {
+      pids.push(...readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number));
+      for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) visit(join(dir, entry.name));
+    } catch {
+      // gone meanwhile
+    }
+  };
+  visit(directory);
+  return pids;
 }
 
 /**

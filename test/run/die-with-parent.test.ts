@@ -17,9 +17,10 @@ const TREE = [
   'sleep 60 & wait',
 ].join('\n');
 
-async function startTree(mode: 'main' | 'worker', mark: string) {
+async function startTree(mode: 'main' | 'worker', mark: string, state = '') {
+  // A state document tells the worker that leash has armed its parent-death signal (run/parent.mjs).
   const parent = startFixture('run/parent.mjs', [mode, CLI_ENTRY, 'run', '--die-with-parent', '--grace', '0.3', '--', 'sh', '-c', TREE], mark, {
-    extraEnv: { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' },
+    extraEnv: { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: state },
   });
   const lines = new JsonLines(parent);
   const { leash } = await lines.next<{ leash: number }>();
@@ -45,8 +46,12 @@ test('the tree is gone soon after the parent is SIGKILLed', async (t) => {
 
 test('the end of the thread that started leash is not the death of its parent', async (t) => {
   const mark = newMark();
-  t.after(() => killMarked(mark));
-  const { parent, lines, leash } = await startTree('worker', mark);
+  const scratch = scratchDir();
+  t.after(async () => {
+    await killMarked(mark);
+    scratch.remove();
+  });
+  const { parent, lines, leash } = await startTree('worker', mark, join(scratch.dir, 'state.json'));
   const ended = await lines.next<{ workerExited?: boolean }>();
   assert.equal(ended.workerExited, true);
   // The kernel sends the parent-death signal now; leash must see that its parent still lives.

@@ -12,9 +12,13 @@ import { guardOf, liveDescendantsOf, markedScratch, readJson, startLeash, zombie
 test('orphans are adopted and reaped, leaving no zombie', async (t) => {
   const { mark, dir, state } = markedScratch(t);
   // Each subshell starts a short sleeper and exits at once: the sleeper is orphaned to leash.
-  const script = `for i in 1 2 3 4 5 6; do (sleep 0.3 &); done; while [ ! -e "${dir}/go" ]; do sleep 0.05; done; exit 0`;
+  // Once leash runs: contained, the command starts before leash is a subreaper, and an orphan of
+  // its first milliseconds goes to init (cgroup-contained.test.ts).
+  const script = `while [ ! -e "${dir}/start" ]; do sleep 0.01; done; for i in 1 2 3 4 5 6; do (sleep 0.3 &); done; while [ ! -e "${dir}/go" ]; do sleep 0.05; done; exit 0`;
   const leash = startLeash(['run', '--state', state, '--', 'sh', '-c', script], mark);
   const leashPid = leash.child.pid as number;
+  assert.ok(await waitUntil(() => /phase=running/.test(leash.stderr()), 10_000), leash.stderr());
+  writeFileSync(join(dir, 'start'), '');
   let runnerPid = 0;
   // Only once the guard is recognisable (it has exec'd with its token): before that, the guard's
   // fork could be taken for the runner.

@@ -48,8 +48,9 @@ test('environHasEntry matches whole entries only', async () => {
 });
 
 test('processIsEnding: a zombie that exited by a signal or with a non-zero code, never a live process or one that exited with 0', async () => {
-  // Each zombie is the child of a `sleep` that never reaps it (its shell exec'd sleep).
-  const zombies = spawn('sh', ['-c', 'sh -c "kill -9 \\$\\$" & a=$!; (exit 3) & b=$!; (exit 0) & c=$!; echo "$a $b $c"; exec sleep 1000'], {
+  // Each zombie is the child of a `sleep` that never reaps it: its shell exec'd sleep before they
+  // ended (a shell may reap a finished job while it still runs).
+  const zombies = spawn('sh', ['-c', 'sh -c "sleep 0.5; kill -9 \\$\\$" & a=$!; (sleep 0.5; exit 3) & b=$!; (sleep 0.5; exit 0) & c=$!; echo "$a $b $c"; exec sleep 1000'], {
     stdio: ['ignore', 'pipe', 'ignore'],
     env: markedEnv(newMark()),
   });
