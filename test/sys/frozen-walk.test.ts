@@ -30,6 +30,8 @@ test('thread counts and children of a single-threaded shell: the same as the gen
   const shell = spawn('sh', ['-c', 'sleep 1021 & sleep 1022 & wait'], { stdio: 'ignore', env: markedEnv(mark) });
   const pid = shell.pid as number;
   assert.ok(await waitUntil(() => (readChildren(pid) ?? []).length === 2, 10_000), 'the shell did not start its children');
+  // Asleep in `wait`: its state and CPU ticks hold still between the two reads compared below.
+  assert.ok(await waitUntil(() => readProcStat(pid)?.state === 'S', 10_000), 'the shell never went to sleep in wait');
   const stat = readProcStatWithThreads(pid);
   assert.equal(stat?.threads, 1);
   assert.deepEqual({ ...stat, threads: undefined }, { ...readProcStat(pid), threads: undefined });
