@@ -582,10 +582,11 @@ export class TreeSupervisor {
       else this.check();
     };
     // While the tree is being taken down, a storm of SIGCHLDs would have us reap and count on the
-    // CPU the dying processes need: one settle per STOP_CHECK_GAP_MS then.
-    const wait = this.phase === 'stopping' || this.phase === 'killing'
-      ? this.lastCheckAt + STOP_CHECK_GAP_MS - performance.now()
-      : 0;
+    // CPU the dying processes need: one settle per STOP_CHECK_GAP_MS then. Contained and watched,
+    // SIGCHLD is not heard during the stop: what wakes us is the runner's exit and cgroup.events,
+    // a few events in all, and the one that says "empty" must end leash at once.
+    const paced = (this.phase === 'stopping' || this.phase === 'killing') && !this.cgroup?.watching;
+    const wait = paced ? this.lastCheckAt + STOP_CHECK_GAP_MS - performance.now() : 0;
     if (wait > 0) setTimeout(run, wait);
     else setImmediate(run);
   }
