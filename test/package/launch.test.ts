@@ -33,6 +33,21 @@ describe('supervisor launch decision', () => {
     assert.deepEqual(plan.env, { PATH: '/usr/bin', UV_THREADPOOL_SIZE: '1' });
   });
 
+  it('with a parent-death launcher (setpriv), every runtime\'s command starts with it; without, none does', () => {
+    const prefix = ['/usr/bin/setpriv', '--pdeathsig', 'SIGURG', '--'];
+    const cases: Array<Partial<LaunchFacts>> = [
+      {},
+      { execPath: '/opt/App/app', versions: { node: '22.20.0', electron: '38.0.0' } },
+      { execPath: '/usr/bin/bun', versions: { node: '24.3.0', bun: '1.4.5' } },
+      { execPath: '/usr/bin/deno', versions: { node: '24.2.0', deno: '2.9.6' } },
+    ];
+    for (const over of cases) {
+      const without = ok(planSupervisorLaunch(facts(over))).command;
+      assert.deepEqual(ok(planSupervisorLaunch(facts({ ...over, parentDeathPrefix: prefix }))).command, [...prefix, ...without]);
+      assert.ok(!without.includes('--pdeathsig'));
+    }
+  });
+
   it('plain Node that knows --disable-sigusr1 (22.14+, 23.7+) gets it; older Node does not', () => {
     const command = (node: string) => ok(planSupervisorLaunch(facts({ versions: { node } }))).command;
     for (const node of ['22.14.0', '22.20.1', '23.7.0', '24.0.0', '25.1.0']) {
