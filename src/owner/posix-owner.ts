@@ -132,7 +132,11 @@ function settle(): void {
     void link?.release();
     return;
   }
-  void scanForStrays().then(() => {
+  void scanForStrays().then(async () => {
+    if (owned.size > 0) return;
+    // A carrier caught in the middle of an execve (a `setsid sleep` becoming sleep) shows no
+    // environment for that instant: a second look, after the first, before letting go.
+    if (strays === 'none') await scanForStrays();
     if (owned.size > 0) return;
     if (strays === 'none') {
       stopPruning();
