@@ -3,6 +3,7 @@
 // of the facts it is given, so every case can be tested without the runtime itself.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { PARENT_DEATH_SIGNAL } from '../supervisor/protocol.js';
 import { parentDeathLauncher } from '../sys/parent-death.js';
 
 /** What the launch decision depends on: the owner's runtime, its environment and what exists on disk. */
@@ -159,7 +160,7 @@ export function currentLaunchFacts(): LaunchFacts {
     env: process.env,
     moduleUrl,
     exists: existsSync,
-    parentDeathPrefix: launcherFailed ? undefined : parentDeathLauncher(process.env.PATH),
+    parentDeathPrefix: launcherFailed ? undefined : parentDeathLauncher(process.env.PATH, PARENT_DEATH_SIGNAL),
   };
 }
 

@@ -4,11 +4,10 @@
 // Imports nothing beyond Node's standard library and leash's own standard-library-only files.
 import { readUntilEof } from './control-input.js';
 import { Notices } from './notices.js';
-import { DEFAULT_GRACE_MS, LineFramer, parseControlLine } from './protocol.js';
+import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { PARENT_DEATH_SIGNAL } from '../sys/parent-death.js';
 import { hasProcfs, processIsEnding, readProcStat } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
@@ -202,8 +201,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     const check = (attempt: number) => {
       rechecks = undefined;
       if (teardown || (released && registry.size === 0)) return;
-      if (readProcStat(owner.pid)?.startTime !== owner.startTime) return;
-      if (processIsEnding(owner.pid)) {
+      // One read of its stat: identity (start time) and state alike. Not the owner any more (reaped,
+      // the pid reused) reads as not ending: the few rechecks then find the same and stop.
+      if (processIsEnding(owner.pid, owner.startTime)) {
         setImmediate(() => {
           if (!teardown && !(released && registry.size === 0)) beginTeardown();
         });

@@ -8,6 +8,14 @@ export const OWNER_TOKEN_VARIABLE = 'LEASH_OWNER_TOKEN';
 /** How long registered groups have between SIGTERM and SIGKILL unless told otherwise. */
 export const DEFAULT_GRACE_MS = 3000;
 
+/**
+ * What the supervisor is sent when the thread that started it exits (the owner's launch arms it
+ * through setpriv: sys/parent-death.ts). SIGURG, because its default action is to ignore it: one
+ * that arrives while Node still boots, before the listener is in (Node resets inherited
+ * dispositions at start), is lost, not fatal, and EOF still comes.
+ */
+export const PARENT_DEATH_SIGNAL: NodeJS.Signals = 'SIGURG';
+
 /** Longest accepted line, newline included. A real command is under 40 bytes. */
 export const MAX_LINE_BYTES = 256;
 

@@ -90,9 +90,10 @@ export function readProcStatWithThreads(pid: number): ProcStatWithThreads | unde
  * may still be ending. A SIGKILLed process with many threads is in that state for milliseconds
  * to tens of ms (each thread must get a CPU to exit) before its children are reparented. A main
  * thread that ended alone (pthread_exit) or was replaced by another thread's execve exits with 0:
- * false then, as where the field is hidden (another user's process) or missing.
+ * false then, as where the field is hidden (another user's process) or missing. With `startTime`,
+ * only the process that started then counts (read from the same stat line): a reused pid is false.
  */
-export function processIsEnding(pid: number): boolean {
+export function processIsEnding(pid: number, startTime?: number): boolean {
   let text: string;
   try {
     text = readSmallProcText(`/proc/${pid}/stat`);
@@ -101,8 +102,10 @@ export function processIsEnding(pid: number): boolean {
   }
   const close = text.lastIndexOf(')');
   if (close < 0 || text[close + 2] !== 'Z') return false;
-  // Field 52 is the last; fields[0] is field 3.
-  const exitCode = Number(text.slice(close + 2).trimEnd().split(' ')[49]);
+  // Field 52 is the last; fields[0] is field 3, so field 22 (start time) is fields[19].
+  const fields = text.slice(close + 2).trimEnd().split(' ');
+  if (startTime !== undefined && Number(fields[19]) !== startTime) return false;
+  const exitCode = Number(fields[49]);
   return Number.isInteger(exitCode) && exitCode !== 0;
 }
 

@@ -8,7 +8,7 @@ import { existsSync, readlinkSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { supervisorCommand } from '../../src/owner/supervisor-link.js';
-import { PARENT_DEATH_SIGNAL } from '../../src/sys/parent-death.js';
+import { PARENT_DEATH_SIGNAL } from '../../src/supervisor/protocol.js';
 import { readChildren } from '../../src/sys/procfs.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';

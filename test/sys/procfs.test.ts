@@ -47,7 +47,7 @@ test('environHasEntry matches whole entries only', async () => {
   assert.equal(environHasEntry(child.pid!, `LEASH_TEST_MARK=${mark}`), false, 'gone: false');
 });
 
-test('processIsEnding: a zombie that exited by a signal or with a non-zero code, never a live process or one that exited with 0', async () => {
+test('processIsEnding: a zombie that exited by a signal or with a non-zero code, never a live process, one that exited with 0 or one that started at another time', async () => {
   // Each zombie is the child of a `sleep` that never reaps it: its shell exec'd sleep before they
   // ended (a shell may reap a finished job while it still runs).
   const zombies = spawn('sh', ['-c', 'sh -c "sleep 0.5; kill -9 \\$\\$" & a=$!; (sleep 0.5; exit 3) & b=$!; (sleep 0.5; exit 0) & c=$!; echo "$a $b $c"; exec sleep 1000'], {
@@ -61,6 +61,9 @@ test('processIsEnding: a zombie that exited by a signal or with a non-zero code,
     const [killed, failed, succeeded] = line.trim().split(' ').map(Number) as [number, number, number];
     assert.ok(await waitUntil(() => [killed, failed, succeeded].every((pid) => readProcStat(pid)?.state === 'Z'), 5000));
     assert.equal(processIsEnding(killed), true, 'SIGKILLed');
+    const started = readProcStat(killed)!.startTime;
+    assert.equal(processIsEnding(killed, started), true, 'SIGKILLed, the process that started then');
+    assert.equal(processIsEnding(killed, started + 1), false, 'SIGKILLed, but another start time: not that process');
     assert.equal(processIsEnding(failed), true, 'exit 3');
     assert.equal(processIsEnding(succeeded), false, 'exit 0: as a main thread that ended alone');
     assert.equal(processIsEnding(zombies.pid!), false, 'alive');
