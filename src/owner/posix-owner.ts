@@ -132,11 +132,9 @@ function settle(): void {
     void link?.release();
     return;
   }
-  void scanForStrays().then(async () => {
-    if (owned.size > 0) return;
-    // A carrier caught in the middle of an execve (a `setsid sleep` becoming sleep) shows no
-    // environment for that instant: a second look, after the first, before letting go.
-    if (strays === 'none') await scanForStrays();
+  // The scan looks again at a process caught in the middle of an execve (a `setsid sleep`
+  // becoming sleep shows no environment for that instant): one scan is enough to let go.
+  void scanForStrays().then(() => {
     if (owned.size > 0) return;
     if (strays === 'none') {
       stopPruning();

@@ -270,23 +270,36 @@ export function catchesSignals(pid: number, signals: readonly number[]): boolean
  * (for example `NAME=value`). False when it cannot be read.
  */
 export function environHasEntry(pid: number, needle: string): boolean {
+  return environEntryState(pid, needle) === 'present';
+}
+
+/**
+ * environHasEntry, telling apart an environment that reads as nothing at all ('empty'). That is
+ * what a kernel thread and a process started with no environment show, and, for an instant, a
+ * process in the middle of an execve: between the switch to the new image's memory and the
+ * kernel's copy of its strings, the environment reads empty (a `setsid sleep` that becomes
+ * `sleep` carries its token again a moment later). 'unreadable' when gone or not ours to read.
+ */
+export function environEntryState(pid: number, needle: string): 'present' | 'absent' | 'empty' | 'unreadable' {
   let raw: Buffer;
   try {
     raw = readFileSync(`/proc/${pid}/environ`);
   } catch {
-    return false;
+    return 'unreadable';
   }
+  if (raw.length === 0) return 'empty';
   const wanted = Buffer.from(needle + '\0', 'latin1');
   let at = raw.indexOf(wanted);
   while (at >= 0) {
     // Only a whole entry counts: it must start the buffer or follow a NUL.
-    if (at === 0 || raw[at - 1] === 0) return true;
+    if (at === 0 || raw[at - 1] === 0) return 'present';
     at = raw.indexOf(wanted, at + 1);
   }
   // The last entry may lack its terminating NUL.
   const tail = Buffer.from(needle, 'latin1');
-  return raw.length >= tail.length && raw.subarray(raw.length - tail.length).equals(tail) &&
+  const last = raw.length >= tail.length && raw.subarray(raw.length - tail.length).equals(tail) &&
     (raw.length === tail.length || raw[raw.length - tail.length - 1] === 0);
+  return last ? 'present' : 'absent';
 }
 
 /** The argument vector of a process, or undefined when gone (kernel threads have none). */

@@ -1,0 +1,69 @@
+// A process in the middle of an execve shows an empty environment for an instant. A carrier scan
+// that reads it then must look again rather than call it a stranger: the owner lets its
+// supervisor go on the scan's word. Shown with a shell started with no environment that, once
+// told, execs into a carrier: the "instant" held open as long as the test likes.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { recheckEmptyEnvirons } from '../../src/sys/environ-scan.js';
+import { environmentCarrierOrEmpty } from '../../src/sys/processes.js';
+import { environEntryState, hasProcfs } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { exited, MARK_VARIABLE, markedEnv, newMark } from '../helpers/processes.js';
+
+const skip = !hasProcfs() && 'environments are read from /proc';
+
+test('environEntryState: present, absent, empty (no environment at all) and unreadable (gone)', { skip }, async (t) => {
+  const mark = newMark();
+  const marked = spawn('sleep', ['1031'], { stdio: 'ignore', env: markedEnv(mark) });
+  const bare = spawn('env', ['-i', 'sleep', '1032'], { stdio: 'ignore' });
+  t.after(async () => {
+    for (const child of [marked, bare]) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+  });
+  const entry = `${MARK_VARIABLE}=${mark}`;
+  assert.ok(await waitUntil(() => environEntryState(marked.pid!, entry) === 'present', 5000), 'the marked sleep never showed its mark');
+  assert.equal(environEntryState(marked.pid!, `${MARK_VARIABLE}=${newMark()}`), 'absent');
+  // env -i becomes sleep with nothing in its environment (wait for the exec).
+  assert.ok(await waitUntil(() => environEntryState(bare.pid!, entry) === 'empty', 5000), 'env -i sleep never read empty');
+  assert.equal(environmentCarrierOrEmpty(bare.pid!, entry, process.getuid?.()), 'empty');
+  assert.equal(environmentCarrierOrEmpty(2, entry, undefined), undefined, 'a kernel thread is never "empty": it has no environment to come');
+  marked.kill('SIGKILL');
+  await exited(marked);
+  assert.equal(environEntryState(marked.pid!, entry), 'unreadable');
+});
+
+test('a process whose environment read empty is looked at again: one that execs into a carrier is found, one that stays empty is not', { skip }, async (t) => {
+  const mark = newMark();
+  const entry = `${MARK_VARIABLE}=${mark}`;
+  const dir = mkdtempSync(join(tmpdir(), 'leash-environ-'));
+  const fifo = join(dir, 'go');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo failed');
+  // No environment until told; then it becomes `sleep` carrying the mark.
+  const execing = spawn('env', ['-i', '/bin/sh', '-c', `read x < '${fifo}'; exec /usr/bin/env ${entry} sleep 1033`], { stdio: 'ignore' });
+  const bare = spawn('env', ['-i', 'sleep', '1034'], { stdio: 'ignore' });
+  t.after(async () => {
+    for (const child of [execing, bare]) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const uid = process.getuid?.();
+  assert.ok(
+    await waitUntil(() => [execing.pid!, bare.pid!].every((pid) => environmentCarrierOrEmpty(pid, entry, uid) === 'empty'), 5000),
+    'both should read empty first',
+  );
+  const scan = recheckEmptyEnvirons([execing.pid!, bare.pid!], entry, uid, [20, 50, 100, 200, 400, 800, 1600]);
+  // Blocks until the shell opens its end, then the shell execs twice (env, then sleep).
+  writeFileSync(fifo, 'go\n');
+  const found = await scan;
+  assert.deepEqual(found.map((m) => m.pid), [execing.pid], 'the shell that became a carrier, and only it');
+  assert.equal(environEntryState(execing.pid!, entry), 'present');
+  assert.equal(environEntryState(bare.pid!, entry), 'empty');
+});
