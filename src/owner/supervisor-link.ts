@@ -54,6 +54,8 @@ export class SupervisorLink {
   /** Launches failed in a row (reset by a supervisor that runs); a try is scheduled while > 0. */
   private launchFailures = 0;
   private releasing = new Set<Promise<void>>();
+  /** The stdin of each supervisor told `release`, until it has exited: its last words must be out. */
+  private readonly releasedInputs = new Set<NodeJS.WritableStream & { writableLength: number }>();
   /** Lines from notify() not yet written: flushed together, before any other write. */
   private pending = '';
   private flushScheduled = false;
@@ -118,6 +120,17 @@ export class SupervisorLink {
   }
 
   /**
+   * Whether every line written to a supervisor, the running one and any told `release`, is in
+   * the kernel's pipe, none left queued in Node: a process that ends at once loses nothing then.
+   */
+  allWritten(): boolean {
+    const running = this.child?.stdin;
+    if (running && running.writableLength > 0) return false;
+    for (const input of this.releasedInputs) if (input.writableLength > 0) return false;
+    return this.pending.length === 0;
+  }
+
+  /**
    * Ends the supervisor without a teardown: says `release`, closes its stdin, and resolves once
    * it has exited. Any later registration starts a fresh one.
    */
@@ -134,7 +147,12 @@ export class SupervisorLink {
     });
     this.write(child, pending + formatControlLine({ verb: 'release' }));
     child.stdin?.end();
-    const tracked = exited.finally(() => this.releasing.delete(tracked));
+    const input = child.stdin;
+    if (input) this.releasedInputs.add(input);
+    const tracked = exited.finally(() => {
+      this.releasing.delete(tracked);
+      if (input) this.releasedInputs.delete(input);
+    });
     this.releasing.add(tracked);
     return tracked;
   }

@@ -100,6 +100,11 @@ export class CgroupGuard {
     return this.pids.has(pid);
   }
 
+  /** Whether `release` (and anything before it) is in the guard's pipe, none left queued in Node. */
+  allWritten(): boolean {
+    return (this.child?.stdin?.writableLength ?? 0) === 0;
+  }
+
   /** The tree is over: the guard exits without a teardown. */
   release(): void {
     if (this.released) return;

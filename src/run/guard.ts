@@ -80,6 +80,11 @@ export class RunGuard {
   }
 
   /** The tree is over: let the supervisor go without a teardown. */
+  /** Whether what was said to the guard is all in its pipe (SupervisorLink.allWritten). */
+  allWritten(): boolean {
+    return this.link.allWritten();
+  }
+
   release(): void {
     if (!this.active) return;
     this.active = false;

@@ -1,7 +1,7 @@
 // `leash run`: the command line, then the tree supervisor (Linux) or the process-group fallback.
 import { constants } from 'node:os';
 import { describeRange, graceFromEnvironment, parseGrace, RUN_GRACE } from '../config/grace.js';
-import { loadNative, nativeLoadFailure } from '../sys/native.js';
+import { exitAtOnce, loadNative, nativeLoadFailure } from '../sys/native.js';
 import { hasProcfs } from '../sys/procfs.js';
 import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
@@ -169,7 +169,12 @@ export async function runMain(argv: string[]): Promise<number> {
       log(`containment: ${described}`);
       // The process tree's guard is a death supervisor (Node); contained, a shell (cgroup-guard.ts).
       const guard = containment.cgroup ? undefined : new RunGuard(parsed.graceMs);
-      return new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described }).run();
+      const supervisor = new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described });
+      const code = await supervisor.run();
+      // The tree is gone and the guard told: nothing of leash's own teardown is of use to anyone,
+      // and a client that waits for the server to be gone would wait for it (sys/native.ts).
+      if (supervisor.allWritten() && process.stdout.writableLength === 0 && process.stderr.writableLength === 0) exitAtOnce(code);
+      return code;
     }
   }
   const guard = new RunGuard(parsed.graceMs);

@@ -272,6 +272,11 @@ export class TreeSupervisor {
     };
   }
 
+  /** Whether every word for the guards is in their pipes: after run(), leash may end at once. */
+  allWritten(): boolean {
+    return (this.cgroupGuard?.allWritten() ?? true) && (this.options.guard?.allWritten() ?? true);
+  }
+
   /** Runs the command to the end of its whole tree; resolves with leash's exit code. */
   async run(): Promise<number> {
     // In the process tree, orphans must come to us, not to init, from the runner's very first

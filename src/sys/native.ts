@@ -37,6 +37,7 @@ interface Bindings {
     async: (fds: Buffer, count: number, timeoutMs: number, done: (error: unknown, result: number) => void) => void;
   };
   getxattr: (path: string, name: string, value: Buffer, size: number) => number;
+  exit: (status: number) => void;
 }
 
 let bindings: Bindings | undefined;
@@ -84,6 +85,7 @@ export async function loadNative(): Promise<boolean> {
       tee: libc.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
       poll: libc.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
       getxattr: libc.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
+      exit: libc.func('void _exit(int status)'),
     } as unknown as Bindings;
     return true;
   } catch (error) {
@@ -297,4 +299,16 @@ export function readExtendedAttribute(path: string, name: string): string | unde
   const value = Buffer.alloc(256);
   const length = bindings.getxattr(path, name, value, value.length);
   return length < 0 ? undefined : value.toString('utf8', 0, length);
+}
+
+/**
+ * Ends this process with `code` now, through _exit(2): no 'exit' listeners, no closing of handles,
+ * no teardown of Node's threads and heap. For a process whose work is done and whose every word
+ * is written: Node's own exit took 15-65 ms after the last line of leash run (measured: its
+ * worker threads joined one after another), a time that a client waiting for the wrapped server
+ * to be gone pays. Returns (doing nothing) where the native calls are not loaded.
+ */
+export function exitAtOnce(code: number): void {
+  if (!bindings) return;
+  bindings.exit(code);
 }
