@@ -101,8 +101,16 @@ function commandLineOf(pid: number): string {
   }
 }
 
+/** Milliseconds from the client's SIGKILL until its server tree was empty, and until all it started was gone. */
+interface KillSample {
+  /** The server's processes (`leash run` included: it stands in the server's place). */
+  serverMs: number | undefined;
+  /** Everything the client started, its death supervisor included (which exits after the tree). */
+  allMs: number | undefined;
+}
+
 /** A client process (the test fixture) is SIGKILLed; how long until its server tree is empty? */
-async function killOnce(mode: KillMode, mark: string): Promise<number | undefined> {
+async function killOnce(mode: KillMode, mark: string): Promise<KillSample> {
   const chain = serverCommand(mode === 'floor' ? 'owned' : mode, wrappedServer());
   const owned = mode === 'owned' || mode === 'floor';
   const extraEnv = mode === 'floor' && 'env' in floor ? floor.env : {};
@@ -113,15 +121,21 @@ async function killOnce(mode: KillMode, mark: string): Promise<number | undefine
       throw new Error(`bench/mcp: the floor's client runs no floor supervisor (supervisor ${line.supervisor})`);
     }
     const tree = markedPids(mark).filter((pid) => pid !== line.client);
+    const server = tree.filter((pid) => pid !== line.supervisor);
     const killedAt = performance.now();
     client.kill('SIGKILL');
     // A tight poll: the interval bounds the resolution of the measurement.
     const budgetMs = mode === 'plain' ? PLAIN_KILL_BUDGET_MS : KILL_BUDGET_MS;
+    const sample: KillSample = { serverMs: undefined, allMs: undefined };
     while (performance.now() - killedAt < budgetMs) {
-      if (tree.every((pid) => !isProcessAlive(pid))) return performance.now() - killedAt;
+      if (sample.serverMs === undefined && server.every((pid) => !isProcessAlive(pid))) sample.serverMs = performance.now() - killedAt;
+      if (tree.every((pid) => !isProcessAlive(pid))) {
+        sample.allMs = performance.now() - killedAt;
+        return sample;
+      }
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    return undefined;
+    return sample;
   } finally {
     client.kill('SIGKILL');
     await exited(client).catch(() => undefined);
@@ -137,6 +151,9 @@ interface ModeResult {
   addedRssKb: number | null;
   addedPssKb: number | null;
   addedPrivateKb: number | null;
+  /** Until the server tree is empty (`leash run` counted in it; the supervisor not). */
+  killToServerEmptyMsMedian: number | null;
+  /** Until everything the client started is gone, the supervisor included. */
   killToEmptyMsMedian: number | null;
   killToEmptyMsMax: number | null;
   serverTreesLeftBehind: number;
@@ -175,7 +192,7 @@ try {
 
 // Rounds alternate the modes (the floor beside the owned mode), so that load hits them alike.
 const killModes: KillMode[] = [...modes, ...('env' in floor ? (['floor'] as const) : [])];
-const kills = new Map<KillMode, Array<number | undefined>>();
+const kills = new Map<KillMode, KillSample[]>();
 const killMark = newMark();
 try {
   for (let i = 0; i < Math.max(...killModes.map(killTrials)); i += 1) {
@@ -191,7 +208,8 @@ const results: ModeResult[] = [];
 for (const [name, starts] of samples) {
   const mode: Mode = name.startsWith('owned') ? 'owned' : (name as Mode);
   const killed = name === 'owned, warm' ? [] : (kills.get(mode) ?? []);
-  const emptied = killed.filter((ms): ms is number => ms !== undefined);
+  const emptied = killed.map((k) => k.allMs).filter((ms): ms is number => ms !== undefined);
+  const serverEmptied = killed.map((k) => k.serverMs).filter((ms): ms is number => ms !== undefined);
   // A warm server shares the supervisor that the cold row already accounts for.
   const memory = (name === 'owned, warm' ? [] : starts).map((sample) => sample.added).filter((m): m is ProcessMemory => m !== undefined);
   const mid = (pick: (m: ProcessMemory) => number | undefined) => {
@@ -207,6 +225,7 @@ for (const [name, starts] of samples) {
     addedRssKb: mid((m) => m.rssKb),
     addedPssKb: mid((m) => m.pssKb),
     addedPrivateKb: mid((m) => m.privateKb),
+    killToServerEmptyMsMedian: serverEmptied.length ? median(serverEmptied) : null,
     killToEmptyMsMedian: emptied.length ? median(emptied) : null,
     killToEmptyMsMax: emptied.length ? Math.max(...emptied) : null,
     serverTreesLeftBehind: killed.length - emptied.length,
@@ -217,7 +236,8 @@ for (const [name, starts] of samples) {
 
 const floorKills = kills.get('floor') ?? [];
 if (floorKills.length > 0) {
-  const emptied = floorKills.filter((ms): ms is number => ms !== undefined);
+  const emptied = floorKills.map((k) => k.allMs).filter((ms): ms is number => ms !== undefined);
+  const serverEmptied = floorKills.map((k) => k.serverMs).filter((ms): ms is number => ms !== undefined);
   results.push({
     mode: 'owned, EOF floor',
     spawnMsMedian: null,
@@ -226,6 +246,7 @@ if (floorKills.length > 0) {
     addedRssKb: null,
     addedPssKb: null,
     addedPrivateKb: null,
+    killToServerEmptyMsMedian: serverEmptied.length ? median(serverEmptied) : null,
     killToEmptyMsMedian: emptied.length ? median(emptied) : null,
     killToEmptyMsMax: emptied.length ? Math.max(...emptied) : null,
     serverTreesLeftBehind: floorKills.length - emptied.length,
@@ -245,10 +266,11 @@ const rows = results.map((r) => [
   r.addedRssKb === null ? '-' : (r.addedRssKb / 1024).toFixed(1),
   r.addedPssKb === null ? '-' : (r.addedPssKb / 1024).toFixed(1),
   r.addedPrivateKb === null ? '-' : (r.addedPrivateKb / 1024).toFixed(1),
+  r.kills === 0 ? '-' : r.killToServerEmptyMsMedian === null ? 'never' : fmt(r.killToServerEmptyMsMedian),
   r.kills === 0 ? '-' : r.killToEmptyMsMedian === null ? 'never' : fmt(r.killToEmptyMsMedian),
   r.kills === 0 ? '-' : `${r.serverTreesLeftBehind}/${r.kills}`,
 ]);
-const header = ['mode', 'spawn ms', 'connect ms', '+ms vs plain', 'leash procs', 'RSS MB', 'PSS MB', 'private MB', 'kill->empty ms', 'left behind'];
+const header = ['mode', 'spawn ms', 'connect ms', '+ms vs plain', 'leash procs', 'RSS MB', 'PSS MB', 'private MB', 'kill->server gone ms', 'kill->all gone ms', 'left behind'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
 const print = (cells: string[]) => console.log(cells.map((c, i) => c.padStart(widths[i]!)).join('  '));
 print(header);
@@ -256,6 +278,7 @@ for (const row of rows) print(row);
 console.log(
   `\n${TRIALS} connects per mode (server-everything, no wrapper); kills: client fixture SIGKILLed, server busy behind sh -c -> launcher -> node.` +
     `\nowned, EOF floor: the owned mode with bench/lib/floor-supervisor.ts (read until EOF, killpg) in place of leash's supervisor, which may act before EOF (the parent-death signal); the kills alternate with the other modes.` +
+    `\nkill->server gone: the server's processes (leash run among them, in the server's place); kill->all gone: the death supervisor too, which stays to read its pipe to EOF (the client's teardown).` +
     `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).` +
     `\nLoad average (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`,
 );

@@ -1,5 +1,5 @@
 // Waiting on process state that gives no event (a group emptying, a non-child exiting):
-// check, then back off from 2 ms to 50 ms, always against a deadline. Every deadline here, and in
+// check, then back off from 2 ms to 50 ms (or a closer bound), always against a deadline. Every deadline here, and in
 // the other waits of leash, is on the monotonic clock (performance.now), never the wall clock: a
 // clock stepped back during a grace must not stretch it (a supervisor waiting an hour before its
 // SIGKILL), nor one stepped forward cut it short.
@@ -8,16 +8,25 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * Resolves true once `done()` holds, or false when `budgetMs` runs out first. A budget that is
- * not a finite number (NaN, Infinity) is none: one look, as waitForGroupEmpty does.
+ * not a finite number (NaN, Infinity) is none: one look, as waitForGroupEmpty does. `closeLook`
+ * keeps the pauses at most `maxPauseMs` for the first `forMs`, then lets them grow as usual: for
+ * an end that someone waits on and that usually comes within that time.
  */
-export async function waitUntil(done: () => boolean, budgetMs: number): Promise<boolean> {
-  const deadline = performance.now() + (Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0);
-  let pause = 2;
+export async function waitUntil(
+  done: () => boolean,
+  budgetMs: number,
+  closeLook?: { maxPauseMs: number; forMs: number },
+): Promise<boolean> {
+  const start = performance.now();
+  const deadline = start + (Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0);
+  let pause = closeLook ? Math.min(2, closeLook.maxPauseMs) : 2;
   for (;;) {
     if (done()) return true;
-    const left = deadline - performance.now();
+    const now = performance.now();
+    const left = deadline - now;
     if (left <= 0) return false;
-    await sleep(Math.min(pause, left));
+    const close = closeLook !== undefined && now - start < closeLook.forMs;
+    await sleep(Math.min(close ? Math.min(pause, closeLook.maxPauseMs) : pause, left));
     pause = Math.min(pause * 2, 50);
   }
 }
