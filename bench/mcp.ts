@@ -120,8 +120,9 @@ async function killOnce(mode: KillMode, mark: string): Promise<KillSample> {
     if (mode === 'floor' && !(line.supervisor && commandLineOf(line.supervisor).includes('floor_supervisor.py'))) {
       throw new Error(`bench/mcp: the floor's client runs no floor supervisor (supervisor ${line.supervisor})`);
     }
-    const tree = markedPids(mark).filter((pid) => pid !== line.client);
-    const server = tree.filter((pid) => pid !== line.supervisor);
+    // The supervisor is started with an environment of its own (no mark): named by the client.
+    const server = markedPids(mark).filter((pid) => pid !== line.client && pid !== line.supervisor);
+    const tree = line.supervisor ? [...server, line.supervisor] : server;
     const killedAt = performance.now();
     client.kill('SIGKILL');
     // A tight poll: the interval bounds the resolution of the measurement.
