@@ -128,8 +128,19 @@ async function main(): Promise<void> {
       tree: cpuMs(pids.tree) - before.tree,
       reference: cpuMs(pids.reference) - before.reference,
     };
+    // A second window, past V8's one-time memory-reducer collection (about 8 s after a Node
+    // process starts, measured with strace: the only work an idle contained leash does): the
+    // steady state, which is what a server wrapped for hours costs.
+    const mid = { contained: cpuMs(pids.contained), tree: cpuMs(pids.tree), reference: cpuMs(pids.reference) };
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const steady = {
+      contained: cpuMs(pids.contained) - mid.contained,
+      tree: cpuMs(pids.tree) - mid.tree,
+      reference: cpuMs(pids.reference) - mid.reference,
+    };
     reference.kill('SIGKILL');
     results.idle_cpu_ms = idle;
+    results.steady_idle_cpu_ms = steady;
     results.loadavg_idle = [loadBefore, loadavg()[0]];
 
     const memory: Record<string, { leash_kb?: number; guard_kb?: number }> = {};
@@ -178,6 +189,8 @@ async function main(): Promise<void> {
       [`leash CPU over ${IDLE_MS / 1000} s idle, contained / process tree`, `${idle.contained.toFixed(0)} / ${idle.tree.toFixed(0)} ms`],
       ['reference poller (all of /proc every 100 ms), same 10 s', `${idle.reference.toFixed(0)} ms`],
       ['idle CPU / reference: contained / process tree', `${(idle.contained / idle.reference).toFixed(4)}x / ${(idle.tree / idle.reference).toFixed(4)}x`],
+      [`the next ${IDLE_MS / 1000} s (steady: past V8's post-start collection), contained / process tree / reference`, `${steady.contained.toFixed(0)} / ${steady.tree.toFixed(0)} / ${steady.reference.toFixed(0)} ms`],
+      ['steady idle CPU / reference: contained / process tree', `${(steady.contained / steady.reference).toFixed(4)}x / ${(steady.tree / steady.reference).toFixed(4)}x`],
       ['runner SIGKILL -> empty tree, contained (median)', `${median(teardown.contained).toFixed(1)} ms`],
       ['runner SIGKILL -> empty tree, process tree (median)', `${median(teardown.tree).toFixed(1)} ms`],
       ['reference: killpg of 200 sleepers -> all dead (median)', `${median(teardown.floor).toFixed(1)} ms`],
