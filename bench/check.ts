@@ -36,6 +36,8 @@ const CLI = process.env.LEASH_CHECK_CLI ?? join(REPO, 'bin/leash.js');
  */
 const BASELINE_CLI = process.env.LEASH_CHECK_BASELINE_CLI;
 const RUNS = 3;
+/** Rounds of the bundle's with-and-without rows, whose difference is a few ms. */
+const MARGINAL_ROUNDS = 9;
 /** The value of `--NAME VALUE` on the command line. */
 function argument(name: string): string | undefined {
   const at = process.argv.indexOf(`--${name}`);
@@ -333,7 +335,8 @@ function bundleMarginalRows(dir: string, bundle: string, bundleBytes: number): R
     { checker: 'leash, a module alone', argv: [process.execPath, CLI, 'check', '--all', '--format', 'json', small], cwd: dir, countFindings: leashFindings },
     { checker: 'leash, the module and the bundle', argv: [process.execPath, CLI, 'check', '--all', '--format', 'json', small, bundle], cwd: dir, countFindings: leashFindings },
   ];
-  const [without, withBundle] = measureRounds('realistic: one minified bundle, with and without it', { bytes: bundleBytes, files: 1 }, checkers, 0) as [Row, Row];
+  // A difference of two ~150 ms medians, read at /usr/bin/time's 10 ms: more rounds than the other rows.
+  const [without, withBundle] = measureRounds(`realistic: one minified bundle, with and without it (median of ${MARGINAL_ROUNDS})`, { bytes: bundleBytes, files: 1 }, checkers, 0, MARGINAL_ROUNDS) as [Row, Row];
   const cpuMs = Math.max(withBundle.medianCpuMs - without.medianCpuMs, 1);
   const wallMs = Math.max(withBundle.medianWallMs - without.medianWallMs, 1);
   const mb = bundleBytes / 1e6;
@@ -353,9 +356,9 @@ function bundleMarginalRows(dir: string, bundle: string, bundleBytes: number): R
 }
 
 /** Each checker's runs interleaved, every run exiting `code` (1: planted findings; 0: none). */
-function measureRounds(scenario: string, tree: { bytes: number; files: number }, checkers: Checker[], code: number): Row[] {
+function measureRounds(scenario: string, tree: { bytes: number; files: number }, checkers: Checker[], code: number, rounds = RUNS): Row[] {
   const runs = checkers.map((): Timing[] => []);
-  for (let run = 0; run < RUNS; run++) checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
+  for (let run = 0; run < rounds; run++) checkers.forEach((c, i) => (runs[i] as Timing[]).push(timeRun(c.argv, c.cwd)));
   return checkers.map((c, i) => {
     const mine = runs[i] as Timing[];
     if (mine.some((r) => r.code !== code)) throw new Error(`${scenario} / ${c.checker}: expected exit ${code}, got ${mine.map((r) => r.code).join(',')}`);
@@ -414,11 +417,11 @@ try {
 }
 
 const columns: Array<keyof Row> = ['scenario', 'checker', 'files', 'megabytes', 'findings', 'medianWallMs', 'medianCpuMs', 'mbPerWallSecond', 'mbPerCpuSecond', 'hostReferenceCpuMs', 'atTargetHostSpeed'];
-const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
+const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`leash check, whole process, cold, median of ${RUNS} runs${BASELINE_CLI ? ` interleaved with ${BASELINE_CLI}'s` : ''}, pinned to one core; load average ${load}`);
 console.log(columns.map((c, i) => c.padEnd(widths[i] as number)).join('  '));
-for (const row of rows) console.log(columns.map((c, i) => String(row[c]).padEnd(widths[i] as number)).join('  '));
+for (const row of rows) console.log(columns.map((c, i) => String(row[c] ?? '').padEnd(widths[i] as number)).join('  '));
 const realisticRef = rows.find((r) => r.scenario.includes('Python part') && r.checker.startsWith('reference'));
 const realisticLeash = rows.find((r) => r.scenario.includes('Python part') && r.checker === 'leash');
 const realisticRatio =
