@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The published entry point: the compiled CLI does the work. `leash run` goes straight to its one
 // bundled module (scripts/build.mjs), without the dispatch's modules: it lies on the start path of
-// every server it wraps. A command line that may ask for help goes through the dispatch.
+// every server it wraps. A command line that may ask for help goes through the dispatch, except
+// `check`'s, whose help the check package itself prints.
 const argv = process.argv.slice(2);
 
 /** An error no command handled: a bug. Its own code, so that it never reads as a command's answer (1 is "found" for reap and check). */
@@ -16,6 +17,12 @@ async function command() {
       throw error;
     });
     if (bundle) return bundle.runMain(argv.slice(1));
+  }
+  // `leash check` never has help of its own here (the package prints it): straight to its loader,
+  // without the dispatch and its help text, which were a tenth of a small tree's check.
+  if (argv[0] === 'check') {
+    const { checkCommand } = await import('../dist/src/cli/check.js');
+    return checkCommand(argv.slice(1));
   }
   const { main } = await import('../dist/src/cli/main.js');
   return main(argv);
