@@ -173,7 +173,8 @@ export async function runMain(argv: string[]): Promise<number> {
       const code = await supervisor.run();
       // The tree is gone and the guard told: nothing of leash's own teardown is of use to anyone,
       // and a client that waits for the server to be gone would wait for it (sys/native.ts).
-      if (supervisor.allWritten() && process.stdout.writableLength === 0 && process.stderr.writableLength === 0) exitAtOnce(code);
+      // Unless Node was asked to write something at exit (a profile, coverage): then it may.
+      if (supervisor.allWritten() && process.stdout.writableLength === 0 && process.stderr.writableLength === 0 && !writesAtExit()) exitAtOnce(code);
       return code;
     }
   }
@@ -187,4 +188,9 @@ export async function runMain(argv: string[]): Promise<number> {
       (parsed.keepTerminal ? '; --keep-terminal is not supported here (the command gets a new session)' : ''),
   );
   return runWithProcessGroup({ ...parsed, log, guard });
+}
+
+/** Whether Node was asked to write files as it exits (--cpu-prof, --heap-prof, NODE_V8_COVERAGE), which _exit would lose. */
+function writesAtExit(): boolean {
+  return process.env.NODE_V8_COVERAGE !== undefined || process.execArgv.some((flag) => /^--(?:cpu|heap)-prof/.test(flag));
 }
