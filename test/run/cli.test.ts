@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { exited, killMarked, newMark } from '../helpers/processes.js';
 import { scratchDir, startLeash } from '../helpers/leash-run.js';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { graceFromSeconds, parseRunArgs } from '../../src/run/main.js';
 
@@ -22,6 +22,21 @@ test('the runner exit code passes through', async () => {
   assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 0'])).code, 0);
   assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 3'])).code, 3);
   assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 255'])).code, 255);
+});
+
+test('the quick exit (_exit once the tree is gone) keeps the status, and steps aside when Node must write coverage at exit', async () => {
+  // With coverage asked for, Node's own exit writes a file per process: the quick exit would lose it.
+  const scratch = scratchDir();
+  try {
+    const coverage = join(scratch.dir, 'coverage');
+    const run = await runToEnd(['run', '--', 'sh', '-c', 'exit 5'], { NODE_V8_COVERAGE: coverage });
+    assert.equal(run.code, 5);
+    assert.ok(readdirSync(coverage).some((name) => name.endsWith('.json')), `no coverage file written by leash run: ${run.stderr}`);
+  } finally {
+    scratch.remove();
+  }
+  // Without it, the status is the runner's all the same (the quick exit passes it on).
+  assert.equal((await runToEnd(['run', '--', 'sh', '-c', 'exit 6'])).code, 6);
 });
 
 test('a runner killed by signal n gives 128+n', async () => {
