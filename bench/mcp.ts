@@ -279,7 +279,7 @@ for (const row of rows) print(row);
 console.log(
   `\n${TRIALS} connects per mode (server-everything, no wrapper); kills: client fixture SIGKILLed, server busy behind sh -c -> launcher -> node.` +
     `\nowned, EOF floor: the owned mode with bench/lib/floor-supervisor.ts (read until EOF, killpg) in place of leash's supervisor, which may act before EOF (the parent-death signal); the kills alternate with the other modes.` +
-    `\nkill->server gone: the server's processes (leash run among them, in the server's place); kill->all gone: the death supervisor too, which stays to read its pipe to EOF (the client's teardown). The floor's supervisor polls killpg(0), which a zombie answers: it stays until init has reaped the tree.` +
+    `\nkill->server gone: the server's processes (leash run among them, in the server's place); kill->all gone: the death supervisor too, which stays to read its pipe to EOF (the client's teardown). The floor's supervisor polls killpg(0), which a zombie answers: it stays until init has reaped the tree. In the run mode the two are the same: leash run's guard carries no mark and is not counted.` +
     `\nMemory is that of the process leash adds: the death supervisor (owned; shared by all servers of one client) or the leash run process (run; one per server).` +
     `\nLoad average (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`,
 );

@@ -93,8 +93,12 @@ const probeGroup = (pgid: number) => signalGroup(pgid, 0);
 const signalIfAlive = (pid: number, startTime: number, signal: NodeJS.Signals) =>
   isProcessAlive(pid, startTime) ? signalProcess(pid, signal) : 'gone';
 
-/** Pauses of at most 4 ms for the first 250 ms of the grace (then 2 ms doubling to 50 ms). */
-const TERM_CLOSE_LOOK = { maxPauseMs: 4, forMs: 250 };
+/**
+ * Pauses of 2, then at most 4 ms for the first 250 ms of the grace, while a look is a probe per
+ * group (under 1 ms); a look that had to scan /proc (a leader gone, members left) waits the usual
+ * pause, so that a large machine's scans do not take the CPU the dying tree needs. Then 50 ms.
+ */
+const TERM_CLOSE_LOOK = { maxPauseMs: 4, forMs: 250, cheapMs: 1 };
 
 export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const report: TeardownReport = { termedGroups: [], staleGroups: [], unprovenGroups: [], strays: [], killed: 0 };
@@ -266,7 +270,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
 
     // Looked at every few ms at first: a tree that honours SIGTERM is gone within tens of ms, and
     // the back-off to 50 ms kept this process up to 30 ms past that (its exit is what the owner's
-    // parent, or a bench, sees as "done"). Each look is a probe per group until one finds none.
+    // parent, or a bench, sees as "done").
     if (await waitUntil(() => settled('SIGTERM'), plan.graceMs, TERM_CLOSE_LOOK)) return report;
 
     // Escalate, re-proving every identity first: a group whose leader exited meanwhile (a wrapper

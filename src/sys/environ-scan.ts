@@ -20,7 +20,10 @@ export const EMPTY_ENVIRON_RECHECK_MS: readonly number[] = [1, 2, 4, 8, 16, 32, 
  * execve (its environment reads empty for that instant) is looked at again, so that a carrier
  * is never missed for having been read at the wrong moment.
  */
-export async function findEnvironmentCarriersInSlices(entry: string): Promise<ProcessMark[]> {
+export async function findEnvironmentCarriersInSlices(
+  entry: string,
+  pausesMs: readonly number[] = EMPTY_ENVIRON_RECHECK_MS,
+): Promise<ProcessMark[]> {
   if (!hasProcfs()) return [];
   const uid = process.getuid?.();
   const found: ProcessMark[] = [];
@@ -35,7 +38,7 @@ export async function findEnvironmentCarriersInSlices(entry: string): Promise<Pr
       else if (mark) found.push(mark);
     }
   }
-  if (empty.length > 0) found.push(...(await recheckEmptyEnvirons(empty, entry, uid)));
+  if (empty.length > 0) found.push(...(await recheckEmptyEnvirons(empty, entry, uid, pausesMs)));
   return found;
 }
 

@@ -38,6 +38,7 @@ interface Bindings {
   };
   getxattr: (path: string, name: string, value: Buffer, size: number) => number;
   exit: (status: number) => void;
+  fcntl: (fd: number, cmd: number, arg: number) => number;
 }
 
 let bindings: Bindings | undefined;
@@ -86,6 +87,7 @@ export async function loadNative(): Promise<boolean> {
       poll: libc.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
       getxattr: libc.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
       exit: libc.func('void _exit(int status)'),
+      fcntl: libc.func('int fcntl(int fd, int cmd, int arg)'),
     } as unknown as Bindings;
     return true;
   } catch (error) {
@@ -301,12 +303,25 @@ export function readExtendedAttribute(path: string, name: string): string | unde
   return length < 0 ? undefined : value.toString('utf8', 0, length);
 }
 
+/** fcntl's F_SETFL: sets a descriptor's file status flags (O_NONBLOCK among them). */
+const F_SETFL = 4;
+
+/**
+ * Sets the file status flags of `fd` (fcntl F_SETFL), shared by every process that holds the same
+ * open file description. Throws NativeError when the call fails or koffi is not loaded.
+ */
+export function setFdFlags(fd: number, flags: number): void {
+  check('fcntl(F_SETFL)', native('fcntl').fcntl(fd, F_SETFL, flags));
+}
+
 /**
  * Ends this process with `code` now, through _exit(2): no 'exit' listeners, no closing of handles,
- * no teardown of Node's threads and heap. For a process whose work is done and whose every word
- * is written: Node's own exit took 15-65 ms after the last line of leash run (measured: its
- * worker threads joined one after another), a time that a client waiting for the wrapped server
- * to be gone pays. Returns (doing nothing) where the native calls are not loaded.
+ * no teardown of Node's threads and heap, and none of Node's restoring of fds 0-2 either (the
+ * caller must put back what was changed on them: a non-blocking flag left on a shared pipe breaks
+ * the next writer). For a process whose work is done and whose every word is written: Node's own
+ * exit took 15-65 ms after the last line of leash run (measured: its worker threads joined one
+ * after another), a time that a client waiting for the wrapped server to be gone pays. Returns
+ * (doing nothing) where the native calls are not loaded.
  */
 export function exitAtOnce(code: number): void {
   if (!bindings) return;

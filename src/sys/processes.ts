@@ -1,6 +1,6 @@
 // Signals, liveness and identity of processes and process groups, zombie-aware where the
 // platform lets us see zombies. Standard library only: the death supervisor imports this file.
-import { environEntryState, hasProcfs, isDeadState, listPids, processUid, readProcStat, scanAllStats } from './procfs.js';
+import { environEntryState, hasProcfs, isKernelThread, isDeadState, listPids, processUid, readProcStat, scanAllStats } from './procfs.js';
 import { psProcessGroupOf } from './ps.js';
 
 /** What became of a signal: delivered, no such target, or not ours to signal. */
@@ -201,8 +201,8 @@ export function environmentCarrier(pid: number, entry: string, uid: number | und
 
 /**
  * environmentCarrier, or 'empty' for a user process of `uid` whose environment reads as nothing
- * (environEntryState): in the middle of an execve, or started with none. Kernel threads (children
- * of kthreadd, pid 2) are never 'empty': they have no environment to come.
+ * (environEntryState): in the middle of an execve, or started with none. Kernel threads are
+ * never 'empty': they have no environment to come.
  */
 export function environmentCarrierOrEmpty(pid: number, entry: string, uid: number | undefined): ProcessMark | 'empty' | undefined {
   if (pid === process.pid) return undefined;
@@ -210,7 +210,7 @@ export function environmentCarrierOrEmpty(pid: number, entry: string, uid: numbe
   const state = environEntryState(pid, entry);
   if (state === 'empty') {
     const stat = readProcStat(pid);
-    return stat && !isDeadState(stat.state) && pid !== 2 && stat.ppid !== 2 ? 'empty' : undefined;
+    return stat && !isDeadState(stat.state) && !isKernelThread(pid) ? 'empty' : undefined;
   }
   if (state !== 'present') return undefined;
   const stat = readProcStat(pid);

@@ -109,6 +109,40 @@ export function processIsEnding(pid: number, startTime?: number): boolean {
   return Number.isInteger(exitCode) && exitCode !== 0;
 }
 
+/** PF_KTHREAD in the flags of a stat line (field 9): a kernel thread. */
+const PF_KTHREAD = 0x00200000;
+
+/**
+ * Whether a process is a kernel thread (PF_KTHREAD in its stat flags). Not "a child of pid 2": in
+ * a pid namespace pid 2 is an ordinary process, often the one that started everything else.
+ */
+export function isKernelThread(pid: number): boolean {
+  let text: string;
+  try {
+    text = readSmallProcText(`/proc/${pid}/stat`);
+  } catch {
+    return false;
+  }
+  // Field 9 is the seventh after the ')' that ends the command name.
+  const flags = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 7)[6]);
+  return Number.isInteger(flags) && (flags & PF_KTHREAD) !== 0;
+}
+
+/**
+ * The file status flags of one of this process's descriptors (open(2)'s O_* bits, as fcntl
+ * F_GETFL gives them), from /proc/self/fdinfo; undefined where that cannot be read.
+ */
+export function readOwnFdFlags(fd: number): number | undefined {
+  let text: string;
+  try {
+    text = readSmallProcText(`/proc/self/fdinfo/${fd}`);
+  } catch {
+    return undefined;
+  }
+  const octal = /^flags:\s+([0-7]+)$/m.exec(text)?.[1];
+  return octal === undefined ? undefined : parseInt(octal, 8);
+}
+
 /** A zombie (or a task being torn down) runs no code and holds no resources but its pid. */
 export function isDeadState(state: string): boolean {
   return state === 'Z' || state === 'X' || state === 'x';

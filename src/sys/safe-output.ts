@@ -22,6 +22,8 @@ export interface StderrWriter {
   write(text: string): boolean;
   /** True once the reader is known to be gone: later writes are dropped without a syscall. */
   readonly broken: boolean;
+  /** True while a message is queued in this process (a socket whose reader is slow), not yet in the kernel. */
+  readonly pending: boolean;
 }
 
 /** Opens a diagnostics writer for `fd` (2 by default). Never throws. */
@@ -48,6 +50,8 @@ export function openStderrWriter(fd = 2): StderrWriter {
     get broken() {
       return broken;
     },
+    // Every write is synchronous: nothing ever waits here.
+    pending: false,
     write(text: string): boolean {
       if (broken || target === undefined) return false;
       try {
@@ -95,6 +99,9 @@ function socketWriter(fd: number): StderrWriter {
     get broken() {
       return broken;
     },
+    get pending() {
+      return !broken && socket !== undefined && !socket.destroyed && socket.writableLength > 0;
+    },
     write(text: string): boolean {
       if (broken || !socket || socket.destroyed) return false;
       // One message in flight at most: a reader that stops reading costs us nothing but messages.
@@ -111,6 +118,11 @@ function socketWriter(fd: number): StderrWriter {
 }
 
 let diagnostics: StderrWriter | undefined;
+
+/** Whether a diagnostic line is still queued in this process (stderr a socket with a slow reader). */
+export function diagnosticsPending(): boolean {
+  return diagnostics?.pending ?? false;
+}
 
 /** Writes a diagnostic line to stderr; dropped (false) when the pipe is full or its reader gone. */
 export function writeDiagnostic(text: string): boolean {

@@ -9,23 +9,26 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * Resolves true once `done()` holds, or false when `budgetMs` runs out first. A budget that is
  * not a finite number (NaN, Infinity) is none: one look, as waitForGroupEmpty does. `closeLook`
- * keeps the pauses at most `maxPauseMs` for the first `forMs`, then lets them grow as usual: for
- * an end that someone waits on and that usually comes within that time.
+ * keeps the pauses at most `maxPauseMs` for the first `forMs`, while a look costs less than
+ * `cheapMs` (a look that had to scan /proc waits the usual pause): for an end that someone waits
+ * on and that usually comes within that time. After it, the pauses are those of the usual
+ * back-off at that point (50 ms by then).
  */
 export async function waitUntil(
   done: () => boolean,
   budgetMs: number,
-  closeLook?: { maxPauseMs: number; forMs: number },
+  closeLook?: { maxPauseMs: number; forMs: number; cheapMs: number },
 ): Promise<boolean> {
   const start = performance.now();
   const deadline = start + (Number.isFinite(budgetMs) ? Math.max(0, budgetMs) : 0);
-  let pause = closeLook ? Math.min(2, closeLook.maxPauseMs) : 2;
+  let pause = 2;
   for (;;) {
+    const looked = performance.now();
     if (done()) return true;
     const now = performance.now();
     const left = deadline - now;
     if (left <= 0) return false;
-    const close = closeLook !== undefined && now - start < closeLook.forMs;
+    const close = closeLook !== undefined && now - start < closeLook.forMs && now - looked < closeLook.cheapMs;
     await sleep(Math.min(close ? Math.min(pause, closeLook.maxPauseMs) : pause, left));
     pause = Math.min(pause * 2, 50);
   }

@@ -6,7 +6,7 @@ import type { StderrWriter } from '../../src/sys/safe-output.js';
 
 function recorder(): StderrWriter & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, broken: false, write: (text: string) => (lines.push(text), true) };
+  return { lines, broken: false, pending: false, write: (text: string) => (lines.push(text), true) };
 }
 
 test('at most 5 messages a second; the next allowed one says how many were held back', () => {

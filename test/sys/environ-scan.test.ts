@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { recheckEmptyEnvirons } from '../../src/sys/environ-scan.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findEnvironmentCarriersInSlices, recheckEmptyEnvirons } from '../../src/sys/environ-scan.js';
 import { environmentCarrierOrEmpty } from '../../src/sys/processes.js';
 import { environEntryState, hasProcfs } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
@@ -66,4 +67,27 @@ test('a process whose environment read empty is looked at again: one that execs 
   assert.deepEqual(found.map((m) => m.pid), [execing.pid], 'the shell that became a carrier, and only it');
   assert.equal(environEntryState(execing.pid!, entry), 'present');
   assert.equal(environEntryState(bare.pid!, entry), 'empty');
+});
+
+test('the owner\'s sliced scan looks again at a process it read empty: one that became a carrier meanwhile is found', { skip }, async (t) => {
+  const mark = newMark();
+  const entry = `${MARK_VARIABLE}=${mark}`;
+  const dir = mkdtempSync(join(tmpdir(), 'leash-environ-'));
+  const fifo = join(dir, 'go');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo failed');
+  const execing = spawn('env', ['-i', '/bin/sh', '-c', `read x < '${fifo}'; exec /usr/bin/env ${entry} sleep 1035`], { stdio: 'ignore' });
+  t.after(async () => {
+    execing.kill('SIGKILL');
+    await exited(execing);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  assert.ok(await waitUntil(() => environEntryState(execing.pid!, entry) === 'empty', 5000), 'the shell should read empty first');
+  // The first pass (every process once, ~20 ms here) reads the shell empty; the shell becomes a
+  // carrier at 200 ms, before the first look again at 400 ms. Were the pass slower than 200 ms,
+  // it would read the carrier itself and the test would prove less, never fail wrongly.
+  const scan = findEnvironmentCarriersInSlices(entry, [400, 800, 1600]);
+  await sleep(200);
+  writeFileSync(fifo, 'go\n');
+  const found = await scan;
+  assert.deepEqual(found.map((m) => m.pid), [execing.pid]);
 });

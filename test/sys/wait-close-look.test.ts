@@ -1,0 +1,34 @@
+// waitUntil's close look: pauses of a few ms for a while, as long as each look is cheap, then the
+// usual back-off. Counted in looks, not timed: a loaded machine delays every timer alike.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { waitUntil } from '../../src/sys/wait.js';
+
+/** How many times `look` ran during a wait of `budgetMs` that never succeeds. */
+async function looksDuring(budgetMs: number, look: () => void, closeLook?: Parameters<typeof waitUntil>[2]): Promise<number> {
+  let looks = 0;
+  const done = await waitUntil(() => {
+    looks += 1;
+    look();
+    return false;
+  }, budgetMs, closeLook);
+  assert.equal(done, false);
+  return looks;
+}
+
+const busy = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+};
+
+test('close looks: many more looks while they are cheap, the usual few once a look is costly', async () => {
+  const closeLook = { maxPauseMs: 4, forMs: 150, cheapMs: 1 };
+  // The usual back-off: 2, 4, 8, 16, 32, 50 ms: about 7 looks in 150 ms.
+  const usual = await looksDuring(150, () => {}, undefined);
+  const close = await looksDuring(150, () => {}, closeLook);
+  // A look of 2 ms is costly (a /proc scan, say): it waits the usual pause.
+  const costly = await looksDuring(150, () => busy(2), closeLook);
+  assert.ok(usual <= 9, `the usual back-off looked ${usual} times in 150 ms`);
+  assert.ok(close >= usual + 5, `close looks: ${close}, the usual back-off: ${usual}`);
+  assert.ok(costly <= usual + 1, `costly looks should back off as usual: ${costly} against ${usual}`);
+});
