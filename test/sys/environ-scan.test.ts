@@ -39,55 +39,55 @@ test('environEntryState: present, absent, empty (no environment at all) and unre
   assert.equal(environEntryState(marked.pid!, entry), 'unreadable');
 });
 
-test('a process whose environment read empty is looked at again: one that execs into a carrier is found, one that stays empty is not', { skip }, async (t) => {
-  const mark = newMark();
-  const entry = `${MARK_VARIABLE}=${mark}`;
+/**
+ * A shell with no environment at all until `go()`; then it execs into `sleep` carrying `entry`:
+ * the instant of an execve, held open as long as the test likes. Ended after the test.
+ */
+function shellThatBecomesCarrier(t: { after: (fn: () => Promise<void>) => void }, entry: string, seconds: number) {
   const dir = mkdtempSync(join(tmpdir(), 'leash-environ-'));
   const fifo = join(dir, 'go');
   assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo failed');
-  // No environment until told; then it becomes `sleep` carrying the mark.
-  const execing = spawn('env', ['-i', '/bin/sh', '-c', `read x < '${fifo}'; exec /usr/bin/env ${entry} sleep 1033`], { stdio: 'ignore' });
+  const child = spawn('env', ['-i', '/bin/sh', '-c', `read x < '${fifo}'; exec /usr/bin/env ${entry} sleep ${seconds}`], { stdio: 'ignore' });
+  t.after(async () => {
+    child.kill('SIGKILL');
+    await exited(child);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // Blocks until the shell opens its end; then the shell execs twice (env, then sleep).
+  return { pid: child.pid!, go: () => writeFileSync(fifo, 'go\n') };
+}
+
+test('a process whose environment read empty is looked at again: one that execs into a carrier is found, one that stays empty is not', { skip }, async (t) => {
+  const entry = `${MARK_VARIABLE}=${newMark()}`;
+  const execing = shellThatBecomesCarrier(t, entry, 1033);
   const bare = spawn('env', ['-i', 'sleep', '1034'], { stdio: 'ignore' });
   t.after(async () => {
-    for (const child of [execing, bare]) {
-      child.kill('SIGKILL');
-      await exited(child);
-    }
-    rmSync(dir, { recursive: true, force: true });
+    bare.kill('SIGKILL');
+    await exited(bare);
   });
   const uid = process.getuid?.();
   assert.ok(
-    await waitUntil(() => [execing.pid!, bare.pid!].every((pid) => environmentCarrierOrEmpty(pid, entry, uid) === 'empty'), 5000),
+    await waitUntil(() => [execing.pid, bare.pid!].every((pid) => environmentCarrierOrEmpty(pid, entry, uid) === 'empty'), 5000),
     'both should read empty first',
   );
-  const scan = recheckEmptyEnvirons([execing.pid!, bare.pid!], entry, uid, [20, 50, 100, 200, 400, 800, 1600]);
-  // Blocks until the shell opens its end, then the shell execs twice (env, then sleep).
-  writeFileSync(fifo, 'go\n');
+  const scan = recheckEmptyEnvirons([execing.pid, bare.pid!], entry, uid, [20, 50, 100, 200, 400, 800, 1600]);
+  execing.go();
   const found = await scan;
   assert.deepEqual(found.map((m) => m.pid), [execing.pid], 'the shell that became a carrier, and only it');
-  assert.equal(environEntryState(execing.pid!, entry), 'present');
+  assert.equal(environEntryState(execing.pid, entry), 'present');
   assert.equal(environEntryState(bare.pid!, entry), 'empty');
 });
 
 test('the owner\'s sliced scan looks again at a process it read empty: one that became a carrier meanwhile is found', { skip }, async (t) => {
-  const mark = newMark();
-  const entry = `${MARK_VARIABLE}=${mark}`;
-  const dir = mkdtempSync(join(tmpdir(), 'leash-environ-'));
-  const fifo = join(dir, 'go');
-  assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo failed');
-  const execing = spawn('env', ['-i', '/bin/sh', '-c', `read x < '${fifo}'; exec /usr/bin/env ${entry} sleep 1035`], { stdio: 'ignore' });
-  t.after(async () => {
-    execing.kill('SIGKILL');
-    await exited(execing);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  assert.ok(await waitUntil(() => environEntryState(execing.pid!, entry) === 'empty', 5000), 'the shell should read empty first');
+  const entry = `${MARK_VARIABLE}=${newMark()}`;
+  const execing = shellThatBecomesCarrier(t, entry, 1035);
+  assert.ok(await waitUntil(() => environEntryState(execing.pid, entry) === 'empty', 5000), 'the shell should read empty first');
   // The first pass (every process once, ~20 ms here) reads the shell empty; the shell becomes a
   // carrier at 200 ms, before the first look again at 400 ms. Were the pass slower than 200 ms,
   // it would read the carrier itself and the test would prove less, never fail wrongly.
   const scan = findEnvironmentCarriersInSlices(entry, [400, 800, 1600]);
   await sleep(200);
-  writeFileSync(fifo, 'go\n');
+  execing.go();
   const found = await scan;
   assert.deepEqual(found.map((m) => m.pid), [execing.pid]);
 });
