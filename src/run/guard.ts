@@ -79,12 +79,12 @@ export class RunGuard {
     }
   }
 
-  /** The tree is over: let the supervisor go without a teardown. */
   /** Whether what was said to the guard is all in its pipe (SupervisorLink.allWritten). */
   allWritten(): boolean {
     return this.link.allWritten();
   }
 
+  /** The tree is over: let the supervisor go without a teardown. */
   release(): void {
     if (!this.active) return;
     this.active = false;

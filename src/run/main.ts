@@ -1,10 +1,10 @@
 // `leash run`: the command line, then the tree supervisor (Linux) or the process-group fallback.
-import { constants as fileConstants } from 'node:fs';
 import { constants } from 'node:os';
 import { describeRange, graceFromEnvironment, parseGrace, RUN_GRACE } from '../config/grace.js';
-import { exitAtOnce, loadNative, nativeLoadFailure, setFdFlags } from '../sys/native.js';
-import { hasProcfs, readOwnFdFlags } from '../sys/procfs.js';
-import { diagnosticsPending, writeDiagnostic } from '../sys/safe-output.js';
+import { loadNative, nativeLoadFailure } from '../sys/native.js';
+import { hasProcfs } from '../sys/procfs.js';
+import { QuickExit } from '../sys/quick-exit.js';
+import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
@@ -142,8 +142,8 @@ export async function runMain(argv: string[]): Promise<number> {
   // writeDiagnostic: a full stderr drops it, a closed one never ends leash, and process.stderr
   // (blocking, and non-blocking for the whole tree once opened) is never touched.
   installSignalShield();
-  // Before anything can change them: the quick exit puts them back (restoreStdioFlags).
-  const stdioAtStart = STDIO.map(readOwnFdFlags);
+  // Before anything can change fds 0-2: the quick exit puts them back as they were.
+  const quickExit = new QuickExit();
   lightenFootprint();
   // --quiet drops the phase lines only: warnings and errors are always written.
   let quiet = false;
@@ -175,10 +175,8 @@ export async function runMain(argv: string[]): Promise<number> {
       const supervisor = new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described });
       const code = await supervisor.run();
       // The tree is gone and the guard told: nothing of leash's own teardown is of use to anyone,
-      // and a client that waits for the server to be gone would wait for it (sys/native.ts).
-      // Not while a line is queued here, nor when Node was asked to write at exit (a profile,
-      // coverage), nor unless fds 0-2 are as leash found them (Node's exit would restore them).
-      if (!writesAtExit() && supervisor.allWritten() && !diagnosticsPending() && restoreStdioFlags(stdioAtStart)) exitAtOnce(code);
+      // and a client that waits for the server to be gone would wait for it (sys/quick-exit.ts).
+      quickExit.exitIfClean(code, supervisor.allWritten());
       return code;
     }
   }
@@ -194,34 +192,3 @@ export async function runMain(argv: string[]): Promise<number> {
   return runWithProcessGroup({ ...parsed, log, guard });
 }
 
-/** Whether Node was asked to write files as it exits (--cpu-prof, --heap-prof, NODE_V8_COVERAGE), which _exit would lose. */
-function writesAtExit(): boolean {
-  return process.env.NODE_V8_COVERAGE !== undefined || process.execArgv.some((flag) => /^--(?:cpu|heap)-prof/.test(flag));
-}
-
-const STDIO = [0, 1, 2] as const;
-
-/**
- * Puts O_NONBLOCK on fds 0-2 back as it was at start, as Node's own exit does: a stderr that is a
- * socket is made non-blocking by the diagnostics writer, and the open file description is shared
- * with whoever started leash (a shell script's next command would get EAGAIN). True when each is
- * as it was (or was closed throughout); false when that cannot be told or done: then no quick exit.
- */
-function restoreStdioFlags(atStart: ReadonlyArray<number | undefined>): boolean {
-  for (const fd of STDIO) {
-    const before = atStart[fd];
-    const now = readOwnFdFlags(fd);
-    if (before === undefined || now === undefined) {
-      if (before !== now) return false;
-      continue;
-    }
-    if (((before ^ now) & fileConstants.O_NONBLOCK) === 0) continue;
-    try {
-      setFdFlags(fd, (now & ~fileConstants.O_NONBLOCK) | (before & fileConstants.O_NONBLOCK));
-    } catch {
-      return false;
-    }
-    if (((readOwnFdFlags(fd) ?? ~before) ^ before) & fileConstants.O_NONBLOCK) return false;
-  }
-  return true;
-}

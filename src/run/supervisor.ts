@@ -817,14 +817,21 @@ export class TreeSupervisor {
         return;
       }
     } else if (cgroup.populated()) {
-      const pids = cgroup.members();
-      this.memberCount = pids.length;
-      const signal = this.phase === 'killing' ? 'SIGKILL' : this.stopSignal;
-      const names = this.prepareNames(signal, pids);
-      this.signalCgroup(cgroup, signal, this.signalled, pids);
-      this.logNames(names);
+      this.logNames(this.signalMembers(cgroup, this.phase === 'killing' ? 'SIGKILL' : this.stopSignal));
     }
     this.state.publish();
+  }
+
+  /**
+   * Contained: one read of the member list, the few names shown read before the signal ends them
+   * (prepareNames), then the signal (signalCgroup). The names are for logNames, after.
+   */
+  private signalMembers(cgroup: TreeCgroup, signal: NodeJS.Signals): ContainedNames {
+    const pids = cgroup.members();
+    this.memberCount = pids.length;
+    const names = this.prepareNames(signal, pids);
+    this.signalCgroup(cgroup, signal, this.signalled, pids);
+    return names;
   }
 
   private muteChildren(mute: boolean): void {
@@ -841,11 +848,8 @@ export class TreeSupervisor {
    */
   private beginContainedStop(cgroup: TreeCgroup, signal: NodeJS.Signals, reason: string): void {
     this.stopSignal = signal;
-    const pids = cgroup.members();
-    this.memberCount = pids.length;
-    const names = this.prepareNames(signal, pids);
-    this.signalCgroup(cgroup, signal, this.signalled, pids);
-    if (pids.length === 0 && this.runnerExitCode !== null && !cgroup.populated() && this.reapAdopted() === 0) {
+    const names = this.signalMembers(cgroup, signal);
+    if (this.memberCount === 0 && this.runnerExitCode !== null && !cgroup.populated() && this.reapAdopted() === 0) {
       this.end();
       return;
     }

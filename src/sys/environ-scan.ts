@@ -44,7 +44,8 @@ export async function findEnvironmentCarriersInSlices(
 
 /**
  * The carriers among processes whose environment read empty, each looked at again after each
- * pause until it reads otherwise or the pauses run out.
+ * pause until it reads otherwise or the pauses run out. In slices too: thousands of processes
+ * started with no environment (anyone of the same user can make them) must not hold the loop.
  */
 export async function recheckEmptyEnvirons(
   pids: readonly number[],
@@ -58,7 +59,8 @@ export async function recheckEmptyEnvirons(
     if (waiting.length === 0) break;
     await sleep(pause);
     const still: number[] = [];
-    for (const pid of waiting) {
+    for (const [i, pid] of waiting.entries()) {
+      if (i > 0 && i % SLICE === 0) await yieldToLoop();
       const mark = environmentCarrierOrEmpty(pid, entry, uid);
       if (mark === 'empty') still.push(pid);
       else if (mark) found.push(mark);

@@ -1,6 +1,6 @@
 // Signals, liveness and identity of processes and process groups, zombie-aware where the
 // platform lets us see zombies. Standard library only: the death supervisor imports this file.
-import { environEntryState, hasProcfs, isKernelThread, isDeadState, listPids, processUid, readProcStat, scanAllStats } from './procfs.js';
+import { environEntryState, hasProcfs, isDeadState, isLiveUserProcess, listPids, processUid, readProcStat, scanAllStats } from './procfs.js';
 import { psProcessGroupOf } from './ps.js';
 
 /** What became of a signal: delivered, no such target, or not ours to signal. */
@@ -208,10 +208,8 @@ export function environmentCarrierOrEmpty(pid: number, entry: string, uid: numbe
   if (pid === process.pid) return undefined;
   if (uid !== undefined && processUid(pid) !== uid) return undefined;
   const state = environEntryState(pid, entry);
-  if (state === 'empty') {
-    const stat = readProcStat(pid);
-    return stat && !isDeadState(stat.state) && !isKernelThread(pid) ? 'empty' : undefined;
-  }
+  // A zombie and a kernel thread read empty too, with no environment to come.
+  if (state === 'empty') return isLiveUserProcess(pid) ? 'empty' : undefined;
   if (state !== 'present') return undefined;
   const stat = readProcStat(pid);
   return stat && !isDeadState(stat.state) ? { pid, startTime: stat.startTime, pgid: stat.pgid } : undefined;

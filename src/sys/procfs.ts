@@ -31,13 +31,31 @@ export function hasProcfs(): boolean {
   return procfsPresent;
 }
 
+/**
+ * The fields of a /proc/<pid>/stat line from field 3 (the state) on: field N is fields[N - 3].
+ * The command name (field 2) may hold spaces and parentheses, so they start after the last ')'.
+ */
+function statFields(text: string): string[] | undefined {
+  const close = text.lastIndexOf(')');
+  return close < 0 ? undefined : text.slice(close + 2).trimEnd().split(' ');
+}
+
+/** One read of /proc/<pid>/stat, as its fields (statFields); undefined when gone or unreadable. */
+function readStatFields(pid: number): string[] | undefined {
+  try {
+    return statFields(readSmallProcText(`/proc/${pid}/stat`));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Parses the text of a /proc/<pid>/stat file; undefined when it is not one. */
 export function parseProcStat(pid: number, text: string): ProcStat | undefined {
-  // The command name (field 2) may hold spaces and parentheses: the fields proper start after the last ')'.
-  const close = text.lastIndexOf(')');
-  if (close < 0) return undefined;
-  const fields = text.slice(close + 2).split(' ');
-  // fields[0] is field 3 (state); field N is fields[N - 3].
+  const fields = statFields(text);
+  return fields && statOf(pid, fields);
+}
+
+function statOf(pid: number, fields: readonly string[]): ProcStat | undefined {
   const state = fields[0];
   const ppid = Number(fields[1]);
   const pgid = Number(fields[2]);
@@ -71,16 +89,10 @@ export interface ProcStatWithThreads extends ProcStat {
  * where every system call sits between the owner's death and the first SIGTERM.
  */
 export function readProcStatWithThreads(pid: number): ProcStatWithThreads | undefined {
-  let text: string;
-  try {
-    text = readSmallProcText(`/proc/${pid}/stat`);
-  } catch {
-    return undefined;
-  }
-  const stat = parseProcStat(pid, text);
+  const fields = readStatFields(pid);
+  const stat = fields && statOf(pid, fields);
   if (!stat) return undefined;
-  // Field 20 is the 18th after the ')' that ends the command name.
-  const threads = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 18)[17]);
+  const threads = Number(fields![17]); // field 20
   return { ...stat, threads: Number.isInteger(threads) && threads > 0 ? threads : 0 };
 }
 
@@ -94,18 +106,10 @@ export function readProcStatWithThreads(pid: number): ProcStatWithThreads | unde
  * only the process that started then counts (read from the same stat line): a reused pid is false.
  */
 export function processIsEnding(pid: number, startTime?: number): boolean {
-  let text: string;
-  try {
-    text = readSmallProcText(`/proc/${pid}/stat`);
-  } catch {
-    return false;
-  }
-  const close = text.lastIndexOf(')');
-  if (close < 0 || text[close + 2] !== 'Z') return false;
-  // Field 52 is the last; fields[0] is field 3, so field 22 (start time) is fields[19].
-  const fields = text.slice(close + 2).trimEnd().split(' ');
-  if (startTime !== undefined && Number(fields[19]) !== startTime) return false;
-  const exitCode = Number(fields[49]);
+  const fields = readStatFields(pid);
+  if (fields?.[0] !== 'Z') return false;
+  if (startTime !== undefined && Number(fields[19]) !== startTime) return false; // field 22
+  const exitCode = Number(fields[49]); // field 52, the last
   return Number.isInteger(exitCode) && exitCode !== 0;
 }
 
@@ -113,19 +117,15 @@ export function processIsEnding(pid: number, startTime?: number): boolean {
 const PF_KTHREAD = 0x00200000;
 
 /**
- * Whether a process is a kernel thread (PF_KTHREAD in its stat flags). Not "a child of pid 2": in
- * a pid namespace pid 2 is an ordinary process, often the one that started everything else.
+ * Whether a process runs code of its own image: alive (not a zombie) and not a kernel thread
+ * (PF_KTHREAD in its stat flags; not "a child of pid 2": in a pid namespace pid 2 is an ordinary
+ * process, often the one that started everything else). One read of its stat.
  */
-export function isKernelThread(pid: number): boolean {
-  let text: string;
-  try {
-    text = readSmallProcText(`/proc/${pid}/stat`);
-  } catch {
-    return false;
-  }
-  // Field 9 is the seventh after the ')' that ends the command name.
-  const flags = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 7)[6]);
-  return Number.isInteger(flags) && (flags & PF_KTHREAD) !== 0;
+export function isLiveUserProcess(pid: number): boolean {
+  const fields = readStatFields(pid);
+  if (!fields || fields[0] === undefined || isDeadState(fields[0])) return false;
+  const flags = Number(fields[6]); // field 9
+  return Number.isInteger(flags) && (flags & PF_KTHREAD) === 0;
 }
 
 /**
