@@ -16,8 +16,9 @@ const BUFFER_BYTES = 16 * 1024;
  * without `net` the supervisor keeps about 0.5 MB less private memory. A descriptor someone made
  * non-blocking answers EAGAIN instead of blocking: a pipe or socket is then watched by the event
  * loop (a socket on fd 0, loaded only then), anything else polled gently.
+ * `holdChunkMs` (tests only) delays each chunk, and the read after it, as a busy loop would.
  */
-export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void = () => {}): Promise<void> {
+export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void = () => {}, holdChunkMs = 0): Promise<void> {
   const buffer = Buffer.alloc(BUFFER_BYTES);
   let stream: boolean;
   try {
@@ -47,8 +48,12 @@ export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void
           return;
         }
         if (error || bytes === 0) return finish();
-        onChunk(buffer.subarray(0, bytes));
-        next();
+        const take = () => {
+          onChunk(buffer.subarray(0, bytes));
+          next();
+        };
+        if (holdChunkMs > 0) setTimeout(take, holdChunkMs);
+        else take();
       });
     next();
   });

@@ -8,7 +8,7 @@ import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } f
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { hasProcfs, processIsEnding, readProcStat } from '../sys/procfs.js';
+import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
@@ -195,19 +195,19 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     // proves nothing here (it may have written `release` and left with 0): EOF decides then, as
     // for a main thread that exited with 0 (pthread_exit leaves the owner running). The signal goes
     // out a moment before the kernel marks the thread a zombie: a check that finds it running
-    // looks again a few times (1, 2, 4 ... 32 ms). The teardown itself waits one turn of the loop,
-    // so that lines the reading thread already holds are taken first.
+    // looks again a few times (1, 2, 4 ... 32 ms).
+    // The owner's last lines (a `disown` written just before it died) must be taken before the
+    // teardown: they are ours only once the reading thread sleeps in read(0) again, with nothing
+    // left to read and every chunk it read handed over. Until then the same rechecks; a reader
+    // never seen asleep (a slow loop, fd 0 read another way) leaves the decision to EOF.
     let rechecks: ReturnType<typeof setTimeout> | undefined;
     const check = (attempt: number) => {
       rechecks = undefined;
       if (teardown || (released && registry.size === 0)) return;
       // One read of its stat: identity (start time) and state alike. Not the owner any more (reaped,
       // the pid reused) reads as not ending: the few rechecks then find the same and stop.
-      if (processIsEnding(owner.pid, owner.startTime)) {
-        setImmediate(() => {
-          if (!teardown && !(released && registry.size === 0)) beginTeardown();
-        });
-      } else if (attempt < 6) rechecks = setTimeout(() => check(attempt + 1), 2 ** attempt);
+      if (processIsEnding(owner.pid, owner.startTime) && threadSleepsInRead(0)) beginTeardown();
+      else if (attempt < 6) rechecks = setTimeout(() => check(attempt + 1), 2 ** attempt);
     };
     try {
       process.on(PARENT_DEATH_SIGNAL, () => {
@@ -223,6 +223,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       if (!teardown && released && registry.size === 0) return;
       beginTeardown();
     },
+    heldChunkMs(),
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
   setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}).then(warmUpDone));
@@ -231,6 +232,16 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   notices.flush();
   await Promise.all(teardowns);
   return SupervisorExit.ok;
+}
+
+/**
+ * Test hook, inert when unset (the owner library scrubs the supervisor's environment):
+ * LEASH_TEST_SUPERVISOR_HOLD_CHUNKS=MS hands each chunk read from stdin over MS ms late, which
+ * holds open the moment between the owner's last write and its reading.
+ */
+function heldChunkMs(): number {
+  const ms = /^[0-9]{1,5}$/.exec(process.env.LEASH_TEST_SUPERVISOR_HOLD_CHUNKS ?? '')?.[0];
+  return ms === undefined ? 0 : Number(ms);
 }
 
 /** The process that started this one (its owner), by identity, where /proc shows it; read first thing. */

@@ -143,6 +143,43 @@ export function readOwnFdFlags(fd: number): number | undefined {
   return octal === undefined ? undefined : parseInt(octal, 8);
 }
 
+/**
+ * read(2)'s number as /proc/<pid>/task/<tid>/syscall shows it, by Node's process.arch. The
+ * newer ports share the generic table (63); an architecture not listed is never proven idle.
+ */
+const READ_SYSCALL: Readonly<Record<string, number>> = { x64: 0, ia32: 3, arm: 3, ppc64: 3, s390x: 3, arm64: 63, riscv64: 63, loong64: 63 };
+
+/**
+ * Whether another thread of this process sleeps inside read(fd) now: the descriptor had nothing
+ * to give, and nothing has come since (data wakes the thread, and a woken one reads "running").
+ * The kernel reports a thread's syscall only while it stays asleep across the look. False where
+ * that cannot be told (no procfs, an architecture not in the table).
+ */
+export function threadSleepsInRead(fd: number): boolean {
+  const read = READ_SYSCALL[process.arch];
+  if (read === undefined) return false;
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return false;
+  }
+  const own = String(process.pid);
+  for (const tid of tids) {
+    if (tid === own) continue; // the main thread (the caller): its line names this very read
+    let line: string;
+    try {
+      line = readSmallProcText(`/proc/self/task/${tid}/syscall`);
+    } catch {
+      continue;
+    }
+    const space = line.indexOf(' ');
+    if (space < 0 || Number(line.slice(0, space)) !== read) continue;
+    if (Number(line.slice(space + 1, line.indexOf(' ', space + 1))) === fd) return true;
+  }
+  return false;
+}
+
 /** A zombie (or a task being torn down) runs no code and holds no resources but its pid. */
 export function isDeadState(state: string): boolean {
   return state === 'Z' || state === 'X' || state === 'x';

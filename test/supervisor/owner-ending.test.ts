@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { supervisorCommand } from '../../src/owner/supervisor-link.js';
 import { PARENT_DEATH_SIGNAL } from '../../src/supervisor/protocol.js';
-import { readChildren } from '../../src/sys/procfs.js';
+import { processIsEnding, readChildren } from '../../src/sys/procfs.js';
 import { isProcessAlive } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, FIXTURES, JsonLines, killMarked, LIBRARY_ENTRY, markedEnv, newMark, waitForGone } from '../helpers/processes.js';
@@ -104,6 +104,35 @@ test('an owner that exits with code 0 leaves the decision to EOF', { skip }, asy
     assert.ok(pipeStillHeld(tree));
     process.kill(tree.holder, 'SIGKILL');
     assert.ok(await waitForGone([tree.group], 5000), 'EOF did not end the group');
+  } finally {
+    await killMarked(mark);
+  }
+});
+
+test('an owner SIGKILLed right after `disown`: the line is read before the signal starts the teardown', { skip: skipKill }, async () => {
+  const mark = newMark();
+  const HOLD_MS = 400;
+  try {
+    // Each chunk of the control pipe reaches the supervisor's loop HOLD_MS late, as on a busy
+    // machine; the parent-death signal meanwhile comes at once.
+    const owner = spawn('python3', ['-c', NON_REAPING_PARENT, process.execPath, `${FIXTURES}owner-disown-then-die.mjs`, String(HOLD_MS)], {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
+    });
+    const tree = await new JsonLines(owner).next<Omit<Tree, 'holder'>>(10_000);
+    assert.ok(tree.command[0]!.endsWith('/setpriv'), `started without setpriv: ${tree.command.join(' ')}`);
+    assert.ok(await waitUntil(() => (readChildren(tree.supervisor) ?? []).length > 0, 5000), 'the supervisor did not take the registration');
+    owner.stdin!.write('go\n');
+    const told = performance.now();
+    // The case is real: the owner is a zombie killed by a signal (what the supervisor proves before
+    // an early teardown) well inside the hold, while the `disown` line is still unread.
+    assert.ok(await waitUntil(() => processIsEnding(tree.owner), 5000), 'the owner did not die');
+    assert.ok(performance.now() - told < HOLD_MS / 2, `the owner took ${Math.round(performance.now() - told)} ms to die: the line may have been read already`);
+    assert.ok(isProcessAlive(tree.supervisor) && isProcessAlive(tree.group));
+    // The supervisor ends at EOF, after the line.
+    assert.ok(await waitForGone([tree.supervisor], 10_000), 'the supervisor did not end');
+    assert.ok(isProcessAlive(tree.group), 'the disowned group was ended: the teardown ran before the owner\'s last line');
   } finally {
     await killMarked(mark);
   }
