@@ -7,8 +7,21 @@ import { createRequire } from 'node:module';
 const BUFFER_BYTES = 16 * 1024;
 
 /**
+ * How fd 0 is read now: 'thread', one blocking read() at a time on the thread pool (the usual
+ * case); 'socket', by the event loop (a non-blocking pipe or socket); 'poll', retried on a timer
+ * (anything else non-blocking); 'none', no stdin.
+ */
+export type InputMode = 'thread' | 'socket' | 'poll' | 'none';
+
+export interface ControlInput {
+  /** Settles after EOF, once `onEof` has run. */
+  done: Promise<void>;
+  mode(): InputMode;
+}
+
+/**
  * Feeds fd 0 to `onChunk` until EOF (or a read error: the owner's end is unusable either way),
- * then calls `onEof` synchronously, before the promise settles.
+ * then calls `onEof` synchronously, before `done` settles.
  *
  * One blocking read() stays in flight on the thread pool. Measured side by side (bench/
  * supervisor.ts, C owner): EOF reaches the main thread about 0.8 ms sooner this way than through
@@ -16,19 +29,21 @@ const BUFFER_BYTES = 16 * 1024;
  * without `net` the supervisor keeps about 0.5 MB less private memory. A descriptor someone made
  * non-blocking answers EAGAIN instead of blocking: a pipe or socket is then watched by the event
  * loop (a socket on fd 0, loaded only then), anything else polled gently.
- * `holdChunkMs` (tests only) delays each chunk, and the read after it, as a busy loop would.
+ * `holdChunkMs` (tests only) delays each chunk on the read() path, and the read after it, as a
+ * busy loop would.
  */
-export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void = () => {}, holdChunkMs = 0): Promise<void> {
+export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void = () => {}, holdChunkMs = 0): ControlInput {
   const buffer = Buffer.alloc(BUFFER_BYTES);
+  let mode: InputMode = 'thread';
   let stream: boolean;
   try {
     const stat = fstatSync(0);
     stream = stat.isFIFO() || stat.isSocket();
   } catch {
     onEof();
-    return Promise.resolve(); // no stdin at all: nobody can ever talk to us
+    return { done: Promise.resolve(), mode: () => 'none' }; // no stdin at all: nobody can ever talk to us
   }
-  return new Promise<void>((resolve) => {
+  const done = new Promise<void>((resolve) => {
     const finish = () => {
       onEof();
       resolve();
@@ -38,11 +53,13 @@ export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void
         if (error && error.code === 'EAGAIN' && stream) {
           try {
             readAsSocket(buffer, onChunk, finish);
+            mode = 'socket';
             return;
           } catch {
             // Node would not wrap it: poll it.
           }
         }
+        if (error && error.code === 'EAGAIN') mode = 'poll';
         if (error && (error.code === 'EAGAIN' || error.code === 'EINTR')) {
           setTimeout(next, error.code === 'EAGAIN' ? 5 : 0);
           return;
@@ -57,6 +74,7 @@ export function readUntilEof(onChunk: (chunk: Buffer) => void, onEof: () => void
       });
     next();
   });
+  return { done, mode: () => mode };
 }
 
 /** Event-driven reads of a non-blocking pipe or socket; throws when Node will not wrap fd 0. */

@@ -195,19 +195,30 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     // proves nothing here (it may have written `release` and left with 0): EOF decides then, as
     // for a main thread that exited with 0 (pthread_exit leaves the owner running). The signal goes
     // out a moment before the kernel marks the thread a zombie: a check that finds it running
-    // looks again a few times (1, 2, 4 ... 32 ms).
-    // The owner's last lines (a `disown` written just before it died) must be taken before the
-    // teardown: they are ours only once the reading thread sleeps in read(0) again, with nothing
-    // left to read and every chunk it read handed over. Until then the same rechecks; a reader
-    // never seen asleep (a slow loop, fd 0 read another way) leaves the decision to EOF.
+    // looks again a few times (1, 2, 4 ... 32 ms); none proving it leaves the decision to EOF.
+    // Once the owner is proven ending, its last lines (a `disown` written just before it died) are
+    // taken first: read on the thread pool, all are taken once the reading thread sleeps in
+    // read(0) again (threadSleepsInRead); read by the event loop, once the loop has turned (the
+    // lines were readable before the signal came). Until then it looks on, every 50 ms at most,
+    // up to EOF: where a second writer holds the pipe, no EOF ever comes.
     let rechecks: ReturnType<typeof setTimeout> | undefined;
+    let ownerEnding = false;
     const check = (attempt: number) => {
       rechecks = undefined;
       if (teardown || (released && registry.size === 0)) return;
       // One read of its stat: identity (start time) and state alike. Not the owner any more (reaped,
-      // the pid reused) reads as not ending: the few rechecks then find the same and stop.
-      if (processIsEnding(owner.pid, owner.startTime) && threadSleepsInRead(0)) beginTeardown();
-      else if (attempt < 6) rechecks = setTimeout(() => check(attempt + 1), 2 ** attempt);
+      // the pid reused) reads as not ending. Proven once, it stays proven (its parent may reap it).
+      ownerEnding ||= processIsEnding(owner.pid, owner.startTime);
+      const mode = input.mode();
+      if (ownerEnding && mode === 'thread' && threadSleepsInRead(0)) return beginTeardown();
+      if (ownerEnding && mode === 'socket') {
+        setImmediate(() => {
+          if (!teardown && !(released && registry.size === 0)) beginTeardown();
+        });
+        return;
+      }
+      if (ownerEnding ? mode !== 'thread' : attempt >= 6) return;
+      rechecks = setTimeout(() => check(attempt + 1), Math.min(2 ** attempt, 50));
     };
     try {
       process.on(PARENT_DEATH_SIGNAL, () => {
@@ -217,7 +228,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       // A runtime that cannot listen for it: EOF alone, as without setpriv.
     }
   }
-  const eof = readUntilEof(
+  const input = readUntilEof(
     (chunk) => framer.push(chunk),
     () => {
       if (!teardown && released && registry.size === 0) return;
@@ -227,7 +238,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
   setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}).then(warmUpDone));
-  await eof;
+  await input.done;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();
   await Promise.all(teardowns);

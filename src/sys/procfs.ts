@@ -150,32 +150,60 @@ export function readOwnFdFlags(fd: number): number | undefined {
 const READ_SYSCALL: Readonly<Record<string, number>> = { x64: 0, ia32: 3, arm: 3, ppc64: 3, s390x: 3, arm64: 63, riscv64: 63, loong64: 63 };
 
 /**
- * Whether another thread of this process sleeps inside read(fd) now: the descriptor had nothing
- * to give, and nothing has come since (data wakes the thread, and a woken one reads "running").
- * The kernel reports a thread's syscall only while it stays asleep across the look. False where
- * that cannot be told (no procfs, an architecture not in the table).
+ * Whether another thread of this process sleeps inside read(2) on `fd`, or on a copy of it (Deno
+ * reads stdin through one), with nothing to read: then every byte that came before is out of the
+ * descriptor, and nothing has come since. Three looks at the thread: its syscall line (which the
+ * kernel gives only while the thread is off the CPU) names that read; its state is 'S' (a thread
+ * that data has just woken is TASK_WAKING, which its stat shows as 'R' while its syscall line
+ * still names the read); its syscall line names the read again. The caller (the main thread,
+ * synchronously) issues no read meanwhile, so the thread cannot have left that read and entered
+ * another between the looks. False where that cannot be told (no procfs, an architecture not in
+ * the table).
  */
 export function threadSleepsInRead(fd: number): boolean {
   const read = READ_SYSCALL[process.arch];
   if (read === undefined) return false;
+  let target: string;
   let tids: string[];
   try {
+    target = readlinkSync(`/proc/self/fd/${fd}`);
     tids = readdirSync('/proc/self/task');
   } catch {
     return false;
   }
-  const own = String(process.pid);
-  for (const tid of tids) {
-    if (tid === own) continue; // the main thread (the caller): its line names this very read
+  const sameFile = new Map<number, boolean>([[fd, true]]);
+  const readsTarget = (tid: string): boolean => {
     let line: string;
     try {
       line = readSmallProcText(`/proc/self/task/${tid}/syscall`);
     } catch {
-      continue;
+      return false;
     }
     const space = line.indexOf(' ');
-    if (space < 0 || Number(line.slice(0, space)) !== read) continue;
-    if (Number(line.slice(space + 1, line.indexOf(' ', space + 1))) === fd) return true;
+    if (space < 0 || Number(line.slice(0, space)) !== read) return false;
+    const readFd = Number(line.slice(space + 1, line.indexOf(' ', space + 1)));
+    let same = sameFile.get(readFd);
+    if (same === undefined) {
+      try {
+        same = readlinkSync(`/proc/self/fd/${readFd}`) === target;
+      } catch {
+        same = false;
+      }
+      sameFile.set(readFd, same);
+    }
+    return same;
+  };
+  const own = String(process.pid);
+  for (const tid of tids) {
+    if (tid === own) continue; // the main thread (the caller): its line names this very read
+    if (!readsTarget(tid)) continue;
+    let state: string | undefined;
+    try {
+      state = statFields(readSmallProcText(`/proc/self/task/${tid}/stat`))?.[0];
+    } catch {
+      continue;
+    }
+    if (state === 'S' && readsTarget(tid)) return true;
   }
   return false;
 }

@@ -37,9 +37,9 @@ interface Tree {
  * read (a parent that reaps at once, as Node does, leaves it nothing to prove; EOF decides then).
  */
 
-async function startOwner(mark: string, way: 'wait' | 'exit0') {
-  const [command, ...args] = [process.execPath, `${FIXTURES}owner-second-writer.mjs`, way];
-  const owner = spawn(way === 'wait' ? 'python3' : command, way === 'wait' ? ['-c', NON_REAPING_PARENT, command, ...args] : args, {
+async function startOwner(mark: string, way: 'wait' | 'exit0' | 'line-then-die', holdChunkMs = 0) {
+  const [command, ...args] = [process.execPath, `${FIXTURES}owner-second-writer.mjs`, way, String(holdChunkMs)];
+  const owner = spawn(way === 'exit0' ? command : 'python3', way === 'exit0' ? args : ['-c', NON_REAPING_PARENT, command, ...args], {
     detached: true,
     stdio: ['pipe', 'pipe', 'inherit'],
     env: markedEnv(mark, { LEASH_LIBRARY: LIBRARY_ENTRY }),
@@ -70,6 +70,25 @@ test('owner SIGKILLed while another process holds the control pipe: the group is
     // Then EOF, once the last writer is gone: the supervisor ends.
     process.kill(tree.holder, 'SIGKILL');
     assert.ok(await waitForGone([tree.supervisor], 5000), 'the supervisor did not end at EOF');
+  } finally {
+    await killMarked(mark);
+  }
+});
+
+test('no EOF, and the last line of the owner still being read when it died: the group is ended once the line is taken', { skip: skipKill }, async () => {
+  const mark = newMark();
+  const HOLD_MS = 300;
+  try {
+    const { owner, tree } = await startOwner(mark, 'line-then-die', HOLD_MS);
+    owner.stdin!.write('go\n');
+    // The case is real: the owner died while its line was held (well past the supervisor's first
+    // looks, 1 ... 32 ms), and the pipe keeps a writer, so no EOF can come.
+    const told = performance.now();
+    assert.ok(await waitUntil(() => processIsEnding(tree.owner), 5000), 'the owner did not die');
+    assert.ok(performance.now() - told < HOLD_MS / 2, 'the owner died after its line was taken');
+    assert.ok(await waitForGone([tree.group], 5000), 'the group outlived its owner');
+    assert.ok(performance.now() - told >= HOLD_MS * 0.9, 'the group ended before the held line was taken');
+    assert.ok(pipeStillHeld(tree), 'the pipe lost its second writer: EOF could have done it');
   } finally {
     await killMarked(mark);
   }
@@ -111,7 +130,7 @@ test('an owner that exits with code 0 leaves the decision to EOF', { skip }, asy
 
 test('an owner SIGKILLed right after `disown`: the line is read before the signal starts the teardown', { skip: skipKill }, async () => {
   const mark = newMark();
-  const HOLD_MS = 400;
+  const HOLD_MS = 1000;
   try {
     // Each chunk of the control pipe reaches the supervisor's loop HOLD_MS late, as on a busy
     // machine; the parent-death signal meanwhile comes at once.
