@@ -20,6 +20,7 @@
 // The modules whose bindings the analyser follows, from the analyser itself: one list. (js-rules.ts
 // imports this module too; the map is read only when a file is chunked, long after both loaded.)
 import { SPAWN_MODULES } from './js-rules.js';
+import { SHELL_WORD_LIST } from './shell.js';
 
 /** Reserved words: never a variable's name (after a dot they are member names). */
 const RESERVED = new Set([
@@ -105,14 +106,14 @@ function cook(raw: string): string {
  * joined to: only a lone one counts, so the `&&` of `exec('npm run build && npm test')` does not
  * make its statement, and everything sharing a name with it, worth parsing.
  */
-const TRIGGER_TEXT = /detach|unref|(?<!&)&(?!&)|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm|start-process|start\s/i;
+const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WORD_LIST, 'start-process', String.raw`start\s`].join('|'), 'i');
 /**
  * The same, searched in the whole raw text at once, in three cheaper passes than one
  * case-insensitive alternation: the words (`detached` and `unref` also make a chunk a trigger
  * wherever they are, a comment included: kept is always safe), `start` in any case, and a lone `&`.
  */
 const AMPERSAND = 38;
-const TRIGGER_WORDS = /detach|unref|nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm/g;
+const TRIGGER_WORDS = new RegExp(['detach', 'unref', ...SHELL_WORD_LIST].join('|'), 'g');
 const TRIGGER_START = /start[\s-]/gi;
 
 /**

@@ -58,27 +58,36 @@ export function backgroundingIn(command: string): string | undefined {
   return undefined;
 }
 
-// Two tests, cheaper than one case-insensitive alternation over every file's text: the
-// words are matched with their case by BACKGROUNDING, only `start /b` and Start-Process without.
-const SHELL_WORDS = /nohup|setsid|disown|daemonize|systemd-run|start-stop-daemon|tmux|-dm/;
-const SHELL_WORDS_ANY_CASE = /start(?:\s+(?:"[^"]*"\s+)?\/b|-process)/i;
+/**
+ * Words every BACKGROUNDING and DETACHING_COMMANDS pattern holds, with its case: the prefilters
+ * (checker.ts, and the JS chunker's triggers) look for these before anything is parsed, so a
+ * pattern added above needs its word here. `screen`, not `-dm`: `screen -md` and `-Adm` detach too.
+ */
+export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'systemd-run', 'start-stop-daemon', 'tmux', 'screen'];
+/** `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins other sources. */
+const START_ANY_CASE = String.raw`[Ss][Tt][Aa][Rr][Tt](?:\s+(?:"[^"]*"\s+)?\/[Bb]|-[Pp][Rr][Oo][Cc][Ee][Ss][Ss])`;
+/** Whether a text may hold a shell word: every pattern above needs one of these. */
+export const SHELL_WORDS = new RegExp([...SHELL_WORD_LIST, START_ANY_CASE].join('|'));
 /** After a lone `&`: the end of its line or of a string (or an escaped quote closing an inner one). Sticky, so nothing is sliced. */
 const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
 /** After a lone `&`: a word on the same line (`server & echo`). */
 const WORD_AFTER = /[^\S\n]+\w/y;
+/** Cheap test of raw source text: can any string in it background a process (a word, or a lone `&`)? */
+export function shellMayMatter(text: string, language: Language): boolean {
+  return SHELL_WORDS.test(text) || backgroundMayMatter(text, language);
+}
+
 /**
- * Cheap test of raw source text: can any string in it background a process? A lone `&` counts
- * when it ends a line or a string (`server &` in a multi-line template), or when a word follows it
- * and it is likely inside a string: a quote opens earlier on its line, or a string crosses the line
- * break before it (`server & echo` on a line of a multi-line template or triple-quoted string). A
- * bitwise `a & b`, a TypeScript `A & B` or "this & that" in prose is none of these, and such files
- * were most of those parsed for nothing.
+ * The lone `&` half of shellMayMatter. A lone `&` counts when it ends a line or a string (`server &`
+ * in a multi-line template), or when a word follows it and it is likely inside a string: a quote
+ * opens earlier on its line, or a string crosses the line break before it (`server & echo` on a
+ * line of a multi-line template or triple-quoted string). A bitwise `a & b`, a TypeScript `A & B`
+ * or "this & that" in prose is none of these, and such files were most of those parsed for nothing.
  *
  * Linear in the text, however long its lines: the line's start, the next quote of each kind and the
  * string scan (string-scan.ts, run only for an `&` that needs it) all move forward only.
  */
-export function shellMayMatter(text: string, language: Language): boolean {
-  if (SHELL_WORDS.test(text) || SHELL_WORDS_ANY_CASE.test(text)) return true;
+export function backgroundMayMatter(text: string, language: Language): boolean {
   let lineStart = 0;
   let lineEnd = -1; // the line break ending the line of lineStart, or text.length
   const nextQuote = [-1, -1, -1]; // the next ', " and ` at or after some earlier line start
