@@ -101,3 +101,11 @@ test('a JS/TS file that binds no spawn function is not parsed, whatever it says 
   // A marker is still checked for use (a stale one is reported).
   assert.equal(mayMatter('// detached-spawn: ok — kept for the updater\n', 'js'), true);
 });
+
+test('`screen` the name of a thing (a testing-library query, a window, a screenshot) does not make a file worth parsing; `screen` run does', () => {
+  // (The import of testing-library's `screen` passes: a word followed by a blank, as in a command.)
+  assert.equal(mayMatter(spawning("expect(screen.getByText('ok')).toBeTruthy();\nconst screenshot = await page.screenshot();\n"), 'js'), false);
+  assert.equal(mayMatter('self.screen.blit(image, (0, 0))\nscreen_size = (640, 480)\n', 'python'), false);
+  assert.equal(mayMatter(spawning("exec('screen -S web -Adm server');\n"), 'js'), true);
+  assert.equal(mayMatter('subprocess.run(["screen", "-md", "server"])\n', 'python'), true);
+});

@@ -114,7 +114,7 @@ const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WOR
  */
 const AMPERSAND = 38;
 const TRIGGER_WORDS = new RegExp(['detach', 'unref', ...SHELL_WORD_LIST].join('|'), 'g');
-const TRIGGER_START = /start[\s-]/gi;
+const TRIGGER_START = /start[\s\\-]/gi; // a backslash: `start\t/b` in the source
 
 /**
  * Words read as text (keywords, contextual words, `require`), by length and first character: any

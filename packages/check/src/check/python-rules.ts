@@ -133,10 +133,28 @@ function stringValue(node: SyntaxNode): string | undefined {
     return parts.every((p) => p !== undefined) ? parts.join('') : undefined;
   }
   if (node.type !== 'string') return undefined;
+  const prefix = node.children[0]?.type === 'string_start' ? (node.children[0]?.text ?? '') : '';
+  const cook = /[rR]/.test(prefix) ? (text: string) => text : (text: string) => text.replace(/[bB]/.test(prefix) ? BYTES_ESCAPE : STRING_ESCAPE, escapedCharacter);
   // Interpolations in f-strings become a neutral word, so `f"{cmd} &"` still reads as backgrounding.
   return node.namedChildren
-    .map((child) => (child?.type === 'string_content' || child?.type === 'escape_sequence' ? child.text : child?.type === 'interpolation' ? ' x ' : ''))
+    .map((child) => (child?.type === 'string_content' ? cook(child.text) : child?.type === 'interpolation' ? ' x ' : ''))
     .join('');
+}
+
+// A string's value, not its source: `"start \"\" /b x"` and `"a\t&"` are read as the shell reads them.
+// Raw strings keep their backslashes; in bytes, `\u`, `\U` and `\N{...}` are not escapes.
+const STRING_ESCAPE = /\\(?:\r?\n|[\\'"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}\n]*\})/g;
+const BYTES_ESCAPE = /\\(?:\r?\n|[\\'"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2})/g;
+const SIMPLE_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+/** The text an escape sequence stands for (a named character `\N{...}` as a neutral letter). */
+function escapedCharacter(escape: string): string {
+  const kind = escape.charAt(1);
+  if (kind === '\n' || kind === '\r') return ''; // a backslash-newline continues the string
+  if (kind === 'x' || kind === 'u' || kind === 'U') return String.fromCodePoint(Math.min(parseInt(escape.slice(2), 16), 0x10ffff));
+  if (kind === 'N') return 'x';
+  if (kind >= '0' && kind <= '7') return String.fromCharCode(parseInt(escape.slice(1), 8));
+  return SIMPLE_ESCAPES[kind] ?? kind;
 }
 
 function integerValue(node: SyntaxNode): number | undefined {

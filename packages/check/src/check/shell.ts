@@ -59,14 +59,21 @@ export function backgroundingIn(command: string): string | undefined {
 }
 
 /**
- * Words every BACKGROUNDING and DETACHING_COMMANDS pattern holds, with its case: the prefilters
- * (checker.ts, and the JS chunker's triggers) look for these before anything is parsed, so a
- * pattern added above needs its word here. `screen`, not `-dm`: `screen -md` and `-Adm` detach too.
+ * Words every BACKGROUNDING and DETACHING_COMMANDS pattern holds, as they stand in source text:
+ * the prefilters (checker.ts, and the JS chunker's triggers) look for these before anything is
+ * parsed, so a pattern added above needs its word here. `screen` where no name or member goes on
+ * from it (`screen -md`, `'screen'`, not `screen.getByText` or `screenshot`), and `-dm` besides,
+ * which a `screen` written in parts (`"scr" "een -dm"`) or with an escape still shows.
  */
-export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'systemd-run', 'start-stop-daemon', 'tmux', 'screen'];
-/** `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins other sources. */
-const START_ANY_CASE = String.raw`[Ss][Tt][Aa][Rr][Tt](?:\s+(?:"[^"]*"\s+)?\/[Bb]|-[Pp][Rr][Oo][Cc][Ee][Ss][Ss])`;
-/** Whether a text may hold a shell word: every pattern above needs one of these. */
+export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`, '-dm'];
+/**
+ * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
+ * other sources. In source text the title and blanks between `start` and `/b` may be written with
+ * escapes (`start \"\" /b`, `start\t/b`), so anything on the same line may come between (a bounded
+ * stretch, so that a long line of many `start`s stays linear).
+ */
+const START_ANY_CASE = String.raw`[Ss][Tt][Aa][Rr][Tt](?:[^\n]{0,200}?\/[Bb](?!\w)|-[Pp][Rr][Oo][Cc][Ee][Ss][Ss])`;
+/** Whether a source text may hold a shell word: every pattern above needs one of these. */
 export const SHELL_WORDS = new RegExp([...SHELL_WORD_LIST, START_ANY_CASE].join('|'));
 /** After a lone `&`: the end of its line or of a string (or an escaped quote closing an inner one). Sticky, so nothing is sliced. */
 const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
