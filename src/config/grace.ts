@@ -44,8 +44,8 @@ export function parseGrace(text: string, setting: GraceSetting): number | undefi
   return value >= setting.min && value <= setting.max ? value : undefined;
 }
 
-/** A limit the way a person would write it: 50ms, 10s, 10m. */
-function show(value: number, unit: 'ms' | 's'): string {
+/** A time the way a person would write it: 50ms, 10s, 10m. */
+export function formatTime(value: number, unit: 'ms' | 's'): string {
   const ms = unit === 'ms' ? value : Math.round(value * 1000);
   if (ms !== 0 && ms % 60_000 === 0) return `${ms / 60_000}m`;
   if (ms !== 0 && ms % 1000 === 0) return `${ms / 1000}s`;
@@ -54,7 +54,7 @@ function show(value: number, unit: 'ms' | 's'): string {
 
 export function describeRange(setting: GraceSetting): string {
   return `a time such as 5s, 500ms or 1.5s, a bare number being ${setting.unit === 's' ? 'seconds' : 'milliseconds'}, ` +
-    `from ${show(setting.min, setting.unit)} to ${show(setting.max, setting.unit)}`;
+    `from ${formatTime(setting.min, setting.unit)} to ${formatTime(setting.max, setting.unit)}`;
 }
 
 /** The setting from the environment, by the rule above; `warn` gets the one line on a rejected value. */
@@ -63,6 +63,6 @@ export function graceFromEnvironment(env: NodeJS.ProcessEnv, setting: GraceSetti
   if (raw === undefined || raw.trim() === '') return setting.fallback;
   const value = parseGrace(raw, setting);
   if (value !== undefined) return value;
-  warn(`ignoring ${setting.name}='${raw}': expected ${describeRange(setting)}; using ${setting.fallback}`);
+  warn(`ignoring ${setting.name}='${raw}': expected ${describeRange(setting)}; using ${formatTime(setting.fallback, setting.unit)}`);
   return setting.fallback;
 }

@@ -204,6 +204,8 @@ function status(all: Loaded[], options: Options, launcher: Launcher): number {
 }
 
 const ACTION_TEXT: Record<Action, string> = { wrap: 'wrapped', repoint: 'pointed at this leash', unwrap: 'unwrapped', none: '' };
+/** The same for a dry run, which changes nothing. */
+const DRY_ACTION_TEXT: Record<Action, string> = { wrap: 'would be wrapped', repoint: 'would be pointed at this leash', unwrap: 'would be unwrapped', none: '' };
 
 interface Planned {
   loaded: Loaded;
@@ -212,7 +214,7 @@ interface Planned {
 }
 
 /** The new text of one file, checked: parsed again, every stdio server is now as asked. */
-async function planFile(loaded: Loaded, launcher: Launcher, undo: boolean): Promise<Planned> {
+async function planFile(loaded: Loaded, launcher: Launcher, undo: boolean, dryRun: boolean): Promise<Planned> {
   const { file, config } = loaded;
   const edits: Edit[] = [];
   let report = '';
@@ -225,7 +227,7 @@ async function planFile(loaded: Loaded, launcher: Launcher, undo: boolean): Prom
     }
     const plan = planSite(file!.text, site, config!, launcher, undo);
     edits.push(...plan.edits);
-    report += `${line}${plan.action === 'none' ? (undo ? 'not wrapped' : 'already wrapped') : ACTION_TEXT[plan.action]}\n`;
+    report += `${line}${plan.action === 'none' ? (undo ? 'not wrapped' : 'already wrapped') : (dryRun ? DRY_ACTION_TEXT : ACTION_TEXT)[plan.action]}\n`;
   }
   const text = applyEdits(file!.text, edits);
   const again = await parse(text, loaded.location.client);
@@ -253,7 +255,7 @@ async function install(all: Loaded[], options: Options, launcher: Launcher): Pro
     writeDiagnostic(`leash mcp: warning: this leash runs from npx's cache (${launcher.script}), which npm may clear; install it for good (npm install -g proc-leash) and run leash mcp install from there\n`);
   }
   const planned: Planned[] = [];
-  for (const loaded of all) if (loaded.file && loaded.config) planned.push(await planFile(loaded, launcher, options.undo));
+  for (const loaded of all) if (loaded.file && loaded.config) planned.push(await planFile(loaded, launcher, options.undo, options.dryRun));
   let code = unreadable.length > 0 ? EXIT_NO_INPUT : 0;
   let out = '';
   for (const loaded of all) if (!loaded.file && !loaded.unreadable) out += `${header(loaded)}: no such file, skipped\n`;

@@ -66,6 +66,26 @@ function readSite(name: string, where: string, server: Node, text: string): Serv
   return site;
 }
 
+/** jsonc-parser's error codes, as sentences. */
+const PARSE_ERRORS: Record<string, string> = {
+  InvalidSymbol: 'an unexpected character',
+  InvalidNumberFormat: 'a malformed number',
+  PropertyNameExpected: 'a property name in double quotes is expected here',
+  ValueExpected: 'a value is expected here',
+  ColonExpected: 'a colon is expected here',
+  CommaExpected: 'a comma is expected here',
+  CloseBraceExpected: 'a closing brace `}` is expected here',
+  CloseBracketExpected: 'a closing bracket `]` is expected here',
+  EndOfFileExpected: 'the file should end here: something follows the top-level value',
+  InvalidCommentToken: 'a malformed comment',
+  UnexpectedEndOfComment: 'a comment that is never closed',
+  UnexpectedEndOfString: 'a string that is never closed',
+  UnexpectedEndOfNumber: 'a number cut short',
+  InvalidUnicode: 'a malformed \\u escape',
+  InvalidEscapeCharacter: 'an escape a JSON string cannot hold',
+  InvalidCharacter: 'a character a JSON string cannot hold (a raw line break or control character)',
+};
+
 /** The servers under the server maps at `paths` (e.g. [['mcpServers'], ['projects', '*', 'mcpServers']]). */
 export function parseJsonConfig(original: string, paths: readonly (readonly string[])[]): ParsedConfig {
   const text = withoutByteOrderMark(original);
@@ -74,7 +94,14 @@ export function parseJsonConfig(original: string, paths: readonly (readonly stri
   if (errors.length > 0) {
     const first = errors[0]!;
     const { line, column } = lineAndColumn(text, first.offset);
-    throw new ConfigSyntaxError(printParseErrorCode(first.error), line, column);
+    const code = printParseErrorCode(first.error);
+    throw new ConfigSyntaxError(PARSE_ERRORS[code] ?? code, line, column);
+  }
+  // Every client's file is an object of settings: anything else is no config of theirs. An empty
+  // file (a client may create one) holds no servers.
+  if (root && root.type !== 'object') {
+    const { line, column } = lineAndColumn(text, root.offset);
+    throw new ConfigSyntaxError(`the top level is ${root.type === 'array' ? 'a list' : `a ${root.type}`}, not an object of settings`, line, column);
   }
   const sites: ServerSite[] = [];
   if (root) {

@@ -90,6 +90,7 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
     if (flag === '--match' || flag === '--older-than' || flag === '--min-memory' || flag === '--grace') {
       if (given.has(flag)) return `${flag} given twice (give one; a regex can say a|b)`;
       given.add(flag);
+      if (flag !== '--match' && inline === undefined && i + 1 >= argv.length) return `${flag} needs a value`;
     }
     switch (flag) {
       case '--json':
@@ -143,5 +144,7 @@ export function parseReapArgs(argv: readonly string[]): ReapArguments | string {
         return `unknown argument '${arg}'`;
     }
   }
+  // Accepted alone, it would read as if a kill were coming.
+  if (given.has('--grace') && !parsed.kill) return '--grace applies only with --kill (it is the time between SIGTERM and SIGKILL)';
   return parsed;
 }

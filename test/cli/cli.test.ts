@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { describeRange, graceFromEnvironment, LIBRARY_GRACE, parseGrace, REAP_GRACE, RUN_GRACE } from '../../src/config/grace.js';
+import { describeRange, formatTime, graceFromEnvironment, LIBRARY_GRACE, parseGrace, REAP_GRACE, RUN_GRACE } from '../../src/config/grace.js';
 import { CLI_ENTRY, FIXTURES, killMarked, LIBRARY_ENTRY, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
 
 function leash(args: string[], extraEnv: NodeJS.ProcessEnv = {}, mark = newMark()) {
@@ -93,7 +93,7 @@ test('both grace settings: empty is unset, bad or out of range is a warning and 
       assert.equal(read(bad), setting.fallback, `${setting.name}=${bad}`);
     }
     assert.equal(warnings.length, 6);
-    for (const warning of warnings) assert.match(warning, new RegExp(`^ignoring ${setting.name}='.*': expected ${describeRange(setting)}; using ${setting.fallback}$`));
+    for (const warning of warnings) assert.match(warning, new RegExp(`^ignoring ${setting.name}='.*': expected ${describeRange(setting)}; using ${formatTime(setting.fallback, setting.unit)}$`));
   }
   assert.equal(parseGrace('1.5', LIBRARY_GRACE), undefined, 'milliseconds are whole');
   assert.equal(parseGrace('1.5', RUN_GRACE), 1.5);
@@ -129,7 +129,7 @@ await terminateOwned(spawnOwned('true', [], { stdio: 'ignore' }), { graceMs: 100
     assert.doesNotMatch(empty.stderr, /LEASH_GRACE_MS/);
     const bad = owner('soon');
     assert.equal(bad.status, 0, bad.stderr);
-    assert.match(bad.stderr, /ignoring LEASH_GRACE_MS='soon': expected a time such as 5s, 500ms or 1.5s, a bare number being milliseconds, from 0ms to 10m; using 3000/);
+    assert.match(bad.stderr, /ignoring LEASH_GRACE_MS='soon': expected a time such as 5s, 500ms or 1.5s, a bare number being milliseconds, from 0ms to 10m; using 3s/);
   } finally {
     await killMarked(mark);
   }

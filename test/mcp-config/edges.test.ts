@@ -31,7 +31,7 @@ describe('a config that does not parse', () => {
 
       const result = leashMcp(['install'], where);
       assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, new RegExp(`${brokenJson.replace(/[.]/g, '\\.')}:3:29: CommaExpected`));
+      assert.match(result.stderr, new RegExp(`${brokenJson.replace(/[.]/g, '\\.')}:3:29: a comma is expected here`));
       assert.match(result.stderr, new RegExp(`${broken.replace(/[.]/g, '\\.')}:\\d+:\\d+: `));
       assert.match(result.stderr, /nothing written/);
       assert.equal(readFileSync(broken, 'utf8'), brokenText);
@@ -46,6 +46,29 @@ describe('a config that does not parse', () => {
       const status = leashMcp(['status'], where);
       assert.equal(status.code, 2);
       assert.match(status.stdout, /does not parse: /);
+    } finally {
+      where.remove();
+    }
+  });
+});
+
+describe('a JSON config whose top level is no object', () => {
+  it('is refused (exit 2, nothing written); an empty file holds no servers', () => {
+    const where = scratch();
+    try {
+      const path = join(where.dir, 'claude_desktop_config.json');
+      for (const text of ['[]\n', '"mcpServers"\n', '42\n']) {
+        writeFileSync(path, text);
+        const result = leashMcp(['install', '--client', 'claude-desktop', '--file', path], where);
+        assert.equal(result.code, 2, result.stderr);
+        assert.match(result.stderr, /:1:1: the top level is (?:a list|a string|a number), not an object of settings/);
+        assert.equal(readFileSync(path, 'utf8'), text);
+        assert.deepEqual(backupsOf(path), []);
+      }
+      writeFileSync(path, '');
+      const empty = leashMcp(['install', '--client', 'claude-desktop', '--file', path], where);
+      assert.equal(empty.code, 0, empty.stderr);
+      assert.equal(readFileSync(path, 'utf8'), '');
     } finally {
       where.remove();
     }

@@ -163,6 +163,9 @@ describe('leash mcp install --dry-run', () => {
       assert.match(result.stdout, new RegExp(`^\\+command = ${JSON.stringify(LAUNCHER.node).replace(/[\\/.]/g, '\\$&')}$`, 'm'));
       assert.match(result.stdout, /^@@ -\d+,\d+ \+\d+,\d+ @@$/m);
       assert.match(result.stdout, /dry run: nothing written/);
+      // The listing says what would happen, not what did.
+      assert.match(result.stdout, /would be wrapped$/m);
+      assert.doesNotMatch(result.stdout, /(?<!be )wrapped$/m);
       assert.equal(readFileSync(path, 'utf8'), original);
       assert.equal(statSync(path).mtimeMs, mtime);
       assert.deepEqual(backupsOf(path), []);

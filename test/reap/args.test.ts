@@ -41,6 +41,21 @@ for (const args of [['--bogus'], ['--match', '('], ['--match'], ['--older-than',
   });
 }
 
+// A value flag at the end says it needs one; --grace without --kill is no silent no-op.
+for (const [args, message] of [
+  [['--older-than'], /^leash reap: --older-than needs a value\n/],
+  [['--min-memory'], /^leash reap: --min-memory needs a value\n/],
+  [['--kill', '--grace'], /^leash reap: --grace needs a value\n/],
+  [['--grace', '5s'], /^leash reap: --grace applies only with --kill /],
+] as const) {
+  test(`leash reap ${args.join(' ')} exits 64 and says why`, () => {
+    const result = spawnSync(process.execPath, [CLI_ENTRY, 'reap', ...args], { encoding: 'utf8', timeout: 15_000 });
+    assert.equal(result.status, 64, result.stderr);
+    assert.match(result.stderr, message);
+    assert.equal(result.stdout, '');
+  });
+}
+
 // A value after `=` on a flag that takes none used to be dropped: `--kill=no` killed.
 for (const args of [['--kill=no'], ['--json=false'], ['--help=x'], ['--kill=']]) {
   test(`leash reap ${args.join(' ')} is refused, not read as the bare flag`, () => {
