@@ -109,3 +109,16 @@ test('`screen` the name of a thing (a testing-library query, a window, a screens
   assert.equal(mayMatter(spawning("exec('screen -S web -Adm server');\n"), 'js'), true);
   assert.equal(mayMatter('subprocess.run(["screen", "-md", "server"])\n', 'python'), true);
 });
+
+test('a harmless-looking option value that goes on past its line, ptyprocess alone, unref written with ?. and a project import of `.` make a file worth parsing', () => {
+  assert.equal(mayMatter('subprocess.Popen(["s"], start_new_session=False\n    or detach)\n', 'python'), true);
+  assert.equal(mayMatter('subprocess.Popen(["s"], process_group=None\n    or 0)\n', 'python'), true);
+  assert.equal(mayMatter(spawning("spawn('s', [], { detached: false\n  || detach });\n"), 'js'), true);
+  assert.equal(mayMatter('from ptyprocess import PtyProcess\nPtyProcess.spawn(["bash"])\n', 'python'), true);
+  assert.equal(mayMatter(spawning("const c = spawn('s');\nc.unref?.();\n"), 'js'), true);
+  assert.equal(mayMatter("import { start } from '..';\nstart().unref();\n", 'js'), true);
+  assert.equal(mayMatter("const { start } = require('.');\nstart().unref();\n", 'js'), true);
+  // Still harmless on one line, and before a closing bracket on the next.
+  assert.equal(mayMatter('subprocess.Popen(["s"], start_new_session=False\n)\n', 'python'), false);
+  assert.equal(mayMatter(spawning("spawn('s', [], { detached: false\n});\n"), 'js'), false);
+});

@@ -7,9 +7,10 @@ import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
 const PYTHON_PREFILTER =
-  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
+  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
-const JS_PREFILTER = /detach|\.unref\s*\(/;
+// `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
+const JS_PREFILTER = /detach|\bunref\b/;
 
 /**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
@@ -18,7 +19,7 @@ const JS_PREFILTER = /detach|\.unref\s*\(/;
  * mentions detached nodes in its comments is not parsed (a megabyte of them was a second of CPU).
  */
 const JS_SPAWN_GATE =
-  /child_process|execa|cross-spawn|nano-spawn|tinyexec|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?\//;
+  /child_process|execa|cross-spawn|nano-spawn|tinyexec|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?[/'"`]/;
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one
@@ -44,8 +45,8 @@ export function languageOf(path: string): Language | undefined {
  * passing `detached: false` or `start_new_session=False` everywhere is common, and was most of
  * the parsing done for nothing).
  */
-const HARMLESS_JS = /\bdetached\s*:\s*(?:false|null|undefined|0|void 0)\s*(?=[,}\r\n])/g;
-const HARMLESS_PYTHON = /(?:\bstart_new_session\s*=\s*(?:False|None|0)|\bprocess_group\s*=\s*None)\s*(?=[,)\r\n])/g;
+const HARMLESS_JS = /\bdetached\s*:\s*(?:false|null|undefined|0|void 0)(?=\s*[,}])/g;
+const HARMLESS_PYTHON = /(?:\bstart_new_session\s*=\s*(?:False|None|0)|\bprocess_group\s*=\s*None)(?=\s*[,)])/g;
 // `creationflags=flags`, `creationflags=subprocess.CREATE_NO_WINDOW`: python-flags.ts.
 
 /**

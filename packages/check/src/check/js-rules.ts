@@ -280,7 +280,24 @@ function inTypeOnlyCall(node: ts.Node): boolean {
   return false;
 }
 
-const isRelative = (specifier: string) => specifier.startsWith('./') || specifier.startsWith('../');
+const isRelative = (specifier: string) => specifier === '.' || specifier === '..' || specifier.startsWith('./') || specifier.startsWith('../');
+
+/**
+ * The text of a command built from literals: a string, a template, `+` of strings and other
+ * values. Substitutions and other values become a neutral word, so `${cmd} &` and
+ * `'nohup ' + bin + ' &'` still read as backgrounding. Undefined where no literal is involved.
+ */
+function commandText(expression: ts.Expression, depth: number): string | undefined {
+  const node = unwrap(expression);
+  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+  if (ts.isTemplateExpression(node)) return node.head.text + node.templateSpans.map((span) => ` x ${span.literal.text}`).join('');
+  if (depth < 200 && ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+    const left = commandText(node.left, depth + 1);
+    const right = commandText(node.right, depth + 1);
+    return left === undefined && right === undefined ? undefined : (left ?? ' x ') + (right ?? ' x ');
+  }
+  return undefined;
+}
 
 /** The specifier of `require('./x')` (or `await import('./x')`) when it is relative. */
 function relativeRequire(expression: ts.Expression): string | undefined {
@@ -341,6 +358,8 @@ function passesThrough(fn: FunctionLike, call: ts.CallExpression): boolean {
   return false;
 }
 
+/** A ChildProcess's methods that return the child itself (EventEmitter's listener methods). */
+const CHAINING_METHODS = new Set(['on', 'once', 'addListener', 'prependListener', 'prependOnceListener', 'off', 'removeListener', 'removeAllListeners', 'setMaxListeners']);
 /** Properties of a library's subprocess object that hold the Node ChildProcess (nano-spawn, tinyexec, ...). */
 const CHILD_MEMBERS = new Set(['nodeChildProcess', 'childProcess', 'process', 'child', 'subprocess']);
 
@@ -816,6 +835,12 @@ class JsFileAnalysis {
     if (this.isSpawnCall(node) || this.childHandles.has(text)) return true;
     // A handle from a spawn function of the project's own modules, read only now that it is unref'd.
     if (this.hasProjectBindings && this.handleAssignments.some(([target, value]) => target === text && this.isSpawnCall(value))) return true;
+    // `child.on('error', h)` returns the child (an EventEmitter's listener methods return `this`).
+    if (ts.isCallExpression(node)) {
+      const callee = unwrap(node.expression);
+      const method = memberName(callee);
+      return method !== undefined && CHAINING_METHODS.has(method) && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) && this.isChildHandle(callee.expression);
+    }
     const name = memberName(node);
     return name !== undefined && CHILD_MEMBERS.has(name) && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && this.isChildHandle(node.expression);
   }
@@ -1208,12 +1233,7 @@ class JsFileAnalysis {
       }
       return undefined;
     }
-    let text: string | undefined;
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) text = node.text;
-    else if (ts.isTemplateExpression(node)) {
-      // Substitutions become a neutral word, so `${cmd} &` still reads as backgrounding.
-      text = node.head.text + node.templateSpans.map((span) => ` x ${span.literal.text}`).join('');
-    }
+    const text = commandText(node, 0);
     return text === undefined ? undefined : backgroundingIn(text);
   }
 

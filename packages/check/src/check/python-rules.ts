@@ -129,7 +129,8 @@ const COMMAND_RUNNERS = /^(?:subprocess\.\w+|os\.(?:system|popen|spawn\w*|exec\w
 
 function stringValue(node: SyntaxNode): string | undefined {
   if (node.type === 'concatenated_string') {
-    const parts = node.namedChildren.map((child) => (child ? stringValue(child) : undefined));
+    // A comment may sit between the parts of a string written over several lines.
+    const parts = node.namedChildren.filter((child) => child?.type !== 'comment').map((child) => (child ? stringValue(child) : undefined));
     return parts.every((p) => p !== undefined) ? parts.join('') : undefined;
   }
   if (node.type !== 'string') return undefined;
@@ -137,7 +138,7 @@ function stringValue(node: SyntaxNode): string | undefined {
   const cook = /[rR]/.test(prefix) ? (text: string) => text : (text: string) => text.replace(/[bB]/.test(prefix) ? BYTES_ESCAPE : STRING_ESCAPE, escapedCharacter);
   // Interpolations in f-strings become a neutral word, so `f"{cmd} &"` still reads as backgrounding.
   return node.namedChildren
-    .map((child) => (child?.type === 'string_content' ? cook(child.text) : child?.type === 'interpolation' ? ' x ' : ''))
+    .map((child) => (child?.type === 'string_content' ? cook(child.text) : child?.type === 'interpolation' ? ANY_VALUE : ''))
     .join('');
 }
 
@@ -155,6 +156,47 @@ function escapedCharacter(escape: string): string {
   if (kind === 'N') return 'x';
   if (kind >= '0' && kind <= '7') return String.fromCharCode(parseInt(escape.slice(1), 8));
   return SIMPLE_ESCAPES[kind] ?? kind;
+}
+
+/** What any value stands for in command text built around it: a neutral word. */
+const ANY_VALUE = ' x ';
+const PERCENT_FIELD = /%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]/g;
+const FORMAT_FIELD = /\{\{|\}\}|\{[^{}]*\}/g;
+
+/**
+ * The text of a command built from literals: a string; `+` of strings and other values; a string
+ * `%` values; a string's `.format(...)`; in parentheses. What is not a literal reads as a neutral
+ * word (`"nohup %s &" % cmd` is `nohup x &`). Undefined where no literal is involved.
+ */
+function commandValue(node: SyntaxNode, depth = 0): string | undefined {
+  if (depth > 200) return undefined;
+  if (node.type === 'parenthesized_expression') {
+    const inner = node.namedChildren.find((child) => child?.type !== 'comment');
+    return inner ? commandValue(inner, depth + 1) : undefined;
+  }
+  if (node.type === 'binary_operator') {
+    const operator = node.childForFieldName('operator')?.type;
+    const left = node.childForFieldName('left');
+    const right = node.childForFieldName('right');
+    if (!left || !right) return undefined;
+    if (operator === '+') {
+      const a = commandValue(left, depth + 1);
+      const b = commandValue(right, depth + 1);
+      return a === undefined && b === undefined ? undefined : (a ?? ANY_VALUE) + (b ?? ANY_VALUE);
+    }
+    if (operator === '%') {
+      const format = commandValue(left, depth + 1);
+      return format?.replace(PERCENT_FIELD, (field) => (field === '%%' ? '%' : ANY_VALUE));
+    }
+    return undefined;
+  }
+  if (node.type === 'call') {
+    const callee = node.childForFieldName('function');
+    const object = callee?.type === 'attribute' && callee.childForFieldName('attribute')?.text === 'format' ? callee.childForFieldName('object') : undefined;
+    const format = object ? commandValue(object, depth + 1) : undefined;
+    return format?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : ANY_VALUE));
+  }
+  return stringValue(node);
 }
 
 function integerValue(node: SyntaxNode): number | undefined {
@@ -837,7 +879,7 @@ class PythonFileAnalysis {
       if (this.findings.length === before) this.checkDetachingCommand(node);
       return;
     }
-    const text = stringValue(node);
+    const text = commandValue(node);
     const construct = text === undefined ? undefined : backgroundingIn(text);
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }

@@ -3,9 +3,10 @@
 import { StringScan } from './string-scan.js';
 import type { Language } from './types.js';
 
+// A program's name may come after a `/` too: `/usr/bin/setsid server`, `["/usr/bin/nohup", ...]`.
 const BACKGROUNDING: Array<[RegExp, string]> = [
-  [/(?:^|[\s;&|(`'"])nohup(?:\s|$)/, 'nohup'],
-  [/(?:^|[\s;&|(`'"])setsid(?:\s|$)/, 'setsid'],
+  [/(?:^|[\s;&|(`'"/])nohup(?:\s|$)/, 'nohup'],
+  [/(?:^|[\s;&|(`'"/])setsid(?:\s|$)/, 'setsid'],
   [/(?:^|[\s;&|(])disown(?:\s|$|;)/, 'disown'],
   [/(?:^|[\s;&|("'])start\s+(?:"[^"]*"\s+)?\/b(?:\s|$)/i, 'start /b'],
   [/(?:^|[\s;&|("'])Start-Process(?:\s|$)/i, 'Start-Process'],
@@ -16,12 +17,12 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
 // another parent (systemd, a tmux or screen server) or forks it off and exits at once.
 // `systemd-run --scope` runs the command as systemd-run's own child and is not one.
 const DETACHING_COMMANDS: Array<[RegExp, string]> = [
-  [/(?:^|[\s;&|(`'"])daemonize(?:\s|$)/, 'daemonize'],
+  [/(?:^|[\s;&|(`'"/])daemonize(?:\s|$)/, 'daemonize'],
   // Its words decide, so it needs some: a lone 'systemd-run' in an argument list is read with the rest.
-  [/(?:^|[\s;&|(`'"])systemd-run\s+\S(?![^;&|\n]*\s--scope\b)/, 'systemd-run'],
-  [/(?:^|[\s;&|(`'"])start-stop-daemon\s[^;&|\n]*?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)/, 'start-stop-daemon --background'],
-  [/(?:^|[\s;&|(`'"])tmux(?:\s+-\S+)*\s+new(?:-session)?\s(?:[^;&|\n]*\s)?-[A-Za-z]*d/, 'tmux new -d'],
-  [/(?:^|[\s;&|(`'"])screen\s(?:[^;&|\n]*\s)?-[A-Za-z]*(?:dm|md)/, 'screen -dm'],
+  [/(?:^|[\s;&|(`'"/])systemd-run\s+\S(?![^;&|\n]*\s--scope\b)/, 'systemd-run'],
+  [/(?:^|[\s;&|(`'"/])start-stop-daemon\s[^;&|\n]*?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)/, 'start-stop-daemon --background'],
+  [/(?:^|[\s;&|(`'"/])tmux(?:\s+-\S+)*\s+new(?:-session)?\s(?:[^;&|\n]*\s)?-[A-Za-z]*d/, 'tmux new -d'],
+  [/(?:^|[\s;&|(`'"/])screen\s(?:[^;&|\n]*\s)?-[A-Za-z]*(?:dm|md)/, 'screen -dm'],
 ];
 BACKGROUNDING.push(...DETACHING_COMMANDS);
 
