@@ -120,6 +120,7 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['ptyprocess.PtyProcess.spawn', 'py-pty'],
 ]);
 const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_BREAKAWAY_FROM_JOB']);
+const lastPart = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
 const DETACH_HELPERS = new Set(['windows_detach_popen_kwargs']);
 /** Popen and posix_spawn options: for the first two only false/None/0 keep the group; for the others only None. */
 const SESSION_OPTIONS = new Set(['start_new_session', 'setsid']);
@@ -774,6 +775,7 @@ class PythonFileAnalysis {
     const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
     if (rule) this.report(cursor.currentNode, rule, `\`${name}\` (${imported}) starts a new session or group`);
     else if (WINDOWS_FLAGS.has(name)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
+    else if (imported && WINDOWS_FLAGS.has(lastPart(imported))) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
   }
 
   /** `kw["start_new_session"] = True` is checked here; the parts are walked by accepts(). */
@@ -849,7 +851,8 @@ class PythonFileAnalysis {
 
   private bindName(local: string, qualified: string): void {
     this.names.set(local, qualified);
-    if (DETACHING_NAMES.has(qualified)) this.identifiersMatter = true;
+    // `from subprocess import DETACHED_PROCESS as DP`: the alias is the flag wherever it is used.
+    if (DETACHING_NAMES.has(qualified) || (local !== lastPart(qualified) && WINDOWS_FLAGS.has(lastPart(qualified)))) this.identifiersMatter = true;
     this.watch(local, qualified);
   }
 
