@@ -715,10 +715,22 @@ class JsFileAnalysis {
       const binding = this.resolved(this.bindings.get(node.text));
       return binding && binding.kind !== 'function' && binding.kind !== 'project' ? binding : undefined;
     }
+    // `(await import('node:child_process')).default`: the CommonJS module object, the same functions.
+    if (ts.isPropertyAccessExpression(node) && node.name.text === 'default') {
+      const owner = this.moduleObjectOf(node.expression);
+      return owner?.kind === 'namespace' ? owner : undefined;
+    }
     if (ts.isCallExpression(node) && node.arguments.length === 1) {
       const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
       const isImport = node.expression.kind === SK.ImportKeyword;
+      // Node 20.16+: `process.getBuiltinModule('node:child_process')`, a require of built-ins only.
+      const callee = unwrap(node.expression);
+      const isBuiltin = ts.isPropertyAccessExpression(callee) && callee.name.text === 'getBuiltinModule' && ts.isIdentifier(callee.expression) && callee.expression.text === 'process';
       const specifier = node.arguments[0] && unwrap(node.arguments[0]);
+      if (isBuiltin && specifier && ts.isStringLiteral(specifier)) {
+        const shape = SPAWN_MODULES.get(specifier.text);
+        return shape ? { kind: 'namespace', shape } : undefined;
+      }
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
         if (isRelative(specifier.text)) {
           const project = this.resolved({ kind: 'project', specifier: specifier.text, member: '*', require: isRequire });
