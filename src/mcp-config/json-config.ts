@@ -101,7 +101,7 @@ export function parseJsonConfig(original: string, paths: readonly (readonly stri
   // file (a client may create one) holds no servers.
   if (root && root.type !== 'object') {
     const { line, column } = lineAndColumn(text, root.offset);
-    throw new ConfigSyntaxError(`the top level is ${root.type === 'array' ? 'a list' : `a ${root.type}`}, not an object of settings`, line, column);
+    throw new ConfigSyntaxError(`the top level is ${root.type === 'array' ? 'a list' : root.type === 'null' ? 'null' : `a ${root.type}`}, not an object of settings`, line, column);
   }
   const sites: ServerSite[] = [];
   if (root) {

@@ -79,6 +79,26 @@ test('leash check fails closed', async (t) => {
     ]);
   });
 
+  await t.test('long command strings of program names, format fields or blanks are read in linear time', async () => {
+    // Each of these took 1-14 s (time growing with the square of the length) before the spans
+    // between a command's words were bounded; each is a fraction of a second now.
+    const dir = make({
+      'screen.py': `import os\nos.system("${'screen '.repeat(40000)}")\n`,
+      'tmux.py': `import os\nos.system("${'tmux new '.repeat(40000)}")\n`,
+      'daemon.py': `import os\nos.system("${'start-stop-daemon '.repeat(40000)}")\n`,
+      'percent.py': `import subprocess\n# nohup\nsubprocess.run("${'%('.repeat(80000)}" % d, shell=True)\n`,
+      'blanks.mjs': `import { exec } from 'node:child_process';\nexec('x${' '.repeat(80000)}&');\n`,
+    });
+    const started = Date.now();
+    const run = await runCheck(['--format', 'json', '.'], dir, mark);
+    const tookMs = Date.now() - started;
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const report = JSON.parse(run.stdout) as JsonReport;
+    assert.deepEqual(report.failures, []);
+    assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['blanks.mjs:2 shell-background']);
+    assert.ok(tookMs < 10_000, `${tookMs} ms for five files (about 1 s now; over 35 s before)`);
+  });
+
   await t.test('never opens a FIFO: named is exit 2, met in a walk or in git mode is a note', async () => {
     const dir = make({ 'src/a.mjs': DETACHED, 'src/tracked.py': 'import os\n' });
     execFileSync('mkfifo', [join(dir, 'src/pipe.py')]);

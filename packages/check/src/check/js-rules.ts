@@ -14,7 +14,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn } from './shell.js';
+import { backgroundingIn, detachingCommandIn, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -284,17 +284,18 @@ const isRelative = (specifier: string) => specifier === '.' || specifier === '..
 
 /**
  * The text of a command built from literals: a string, a template, `+` of strings and other
- * values. Substitutions and other values become a neutral word, so `${cmd} &` and
- * `'nohup ' + bin + ' &'` still read as backgrounding. Undefined where no literal is involved.
+ * values. Substitutions and other values read as VALUE_MARK (shell.ts), so `${cmd} &` and
+ * `'nohup ' + bin + ' &'` still read as backgrounding, `${a}&${b}` not. Undefined where no
+ * literal is involved.
  */
 function commandText(expression: ts.Expression, depth: number): string | undefined {
   const node = unwrap(expression);
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
-  if (ts.isTemplateExpression(node)) return node.head.text + node.templateSpans.map((span) => ` x ${span.literal.text}`).join('');
+  if (ts.isTemplateExpression(node)) return node.head.text + node.templateSpans.map((span) => VALUE_MARK + span.literal.text).join('');
   if (depth < 200 && ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
     const left = commandText(node.left, depth + 1);
     const right = commandText(node.right, depth + 1);
-    return left === undefined && right === undefined ? undefined : (left ?? ' x ') + (right ?? ' x ');
+    return left === undefined && right === undefined ? undefined : (left ?? VALUE_MARK) + (right ?? VALUE_MARK);
   }
   return undefined;
 }

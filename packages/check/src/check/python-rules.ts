@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, shellMayMatter } from './shell.js';
+import { backgroundingIn, detachingCommandIn, shellMayMatter, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -137,7 +137,7 @@ function stringValue(node: SyntaxNode): string | undefined {
   if (node.type !== 'string') return undefined;
   const prefix = node.children[0]?.type === 'string_start' ? (node.children[0]?.text ?? '') : '';
   const cook = /[rR]/.test(prefix) ? (text: string) => text : (text: string) => text.replace(/[bB]/.test(prefix) ? BYTES_ESCAPE : STRING_ESCAPE, escapedCharacter);
-  // Interpolations in f-strings become a neutral word, so `f"{cmd} &"` still reads as backgrounding.
+  // Interpolations in f-strings read as VALUE_MARK, so `f"{cmd} &"` still reads as backgrounding.
   return node.namedChildren
     .map((child) => (child?.type === 'string_content' ? cook(child.text) : child?.type === 'interpolation' ? ANY_VALUE : ''))
     .join('');
@@ -159,15 +159,16 @@ function escapedCharacter(escape: string): string {
   return SIMPLE_ESCAPES[kind] ?? kind;
 }
 
-/** What any value stands for in command text built around it: a neutral word. */
-const ANY_VALUE = ' x ';
-const PERCENT_FIELD = /%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]/g;
+/** What any value stands for in command text built around it (shell.ts). */
+const ANY_VALUE = VALUE_MARK;
+// A mapping key holds no parenthesis: with `[^)]*`, every `%(` scanned to the string's end.
+const PERCENT_FIELD = /%(?:\([^()]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]/g;
 const FORMAT_FIELD = /\{\{|\}\}|\{[^{}]*\}/g;
 
 /**
  * The text of a command built from literals: a string; `+` of strings and other values; a string
- * `%` values; a string's `.format(...)`; in parentheses. What is not a literal reads as a neutral
- * word (`"nohup %s &" % cmd` is `nohup x &`). Undefined where no literal is involved.
+ * `%` values; a string's `.format(...)`; in parentheses. What is not a literal reads as
+ * VALUE_MARK (`"nohup %s &" % cmd` reads as nohup, the mark, &). Undefined where no literal is involved.
  */
 function commandValue(node: SyntaxNode, depth = 0): string | undefined {
   if (depth > 200) return undefined;

@@ -3,13 +3,27 @@
 import { StringScan } from './string-scan.js';
 import type { Language } from './types.js';
 
-// A program's name may come after a `/` too: `/usr/bin/setsid server`, `["/usr/bin/nohup", ...]`.
+/**
+ * What a value that is not a literal reads as in command text built around it (`"nohup %s &" %
+ * cmd`, `'nohup ' + bin + ' &'`, a template's substitution): a character of its own, which ends a
+ * program's name like a blank does but is no blank to a `&` (`base + "?" + a + "&" + b` is a URL,
+ * not a background job). From Unicode's private use area, so no source text means it.
+ */
+export const VALUE_MARK = '\uE000';
+/** What may come right before a program's name: the start, a blank, an operator, a quote, a value. */
+const BEFORE = String.raw`(?:^|[\s;&|(\`'"\uE000])`;
+/** A program named by its path in a directory of programs: `/usr/bin/setsid`, `/sbin/start-stop-daemon`. */
+const BIN = String.raw`(?:(?:/opt/homebrew|/usr/local|/usr)?/s?bin/)?`;
+const command = (name: string, rest: string, flags = '') => new RegExp(`${BEFORE}${BIN}${name}${rest}`, flags);
+
+// The spans between a command's words are bounded ({0,500}): with `*`, each occurrence of a name
+// scanned to the end of its line, and a long string of them took quadratic time.
 const BACKGROUNDING: Array<[RegExp, string]> = [
-  [/(?:^|[\s;&|(`'"/])nohup(?:\s|$)/, 'nohup'],
-  [/(?:^|[\s;&|(`'"/])setsid(?:\s|$)/, 'setsid'],
-  [/(?:^|[\s;&|(])disown(?:\s|$|;)/, 'disown'],
-  [/(?:^|[\s;&|("'])start\s+(?:"[^"]*"\s+)?\/b(?:\s|$)/i, 'start /b'],
-  [/(?:^|[\s;&|("'])Start-Process(?:\s|$)/i, 'Start-Process'],
+  [command('nohup', String.raw`(?:\s|$)`), 'nohup'],
+  [command('setsid', String.raw`(?:\s|$)`), 'setsid'],
+  [/(?:^|[\s;&|(\uE000])disown(?:\s|$|;)/, 'disown'],
+  [/(?:^|[\s;&|("'\uE000])start\s+(?:"[^"]*"\s+)?\/b(?:\s|$)/i, 'start /b'],
+  [/(?:^|[\s;&|("'\uE000])Start-Process(?:\s|$)/i, 'Start-Process'],
 ];
 
 // Commands whose whole job is to leave their caller behind, run by name (a word at a command's
@@ -17,12 +31,12 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
 // another parent (systemd, a tmux or screen server) or forks it off and exits at once.
 // `systemd-run --scope` runs the command as systemd-run's own child and is not one.
 const DETACHING_COMMANDS: Array<[RegExp, string]> = [
-  [/(?:^|[\s;&|(`'"/])daemonize(?:\s|$)/, 'daemonize'],
+  [command('daemonize', String.raw`(?:\s|$)`), 'daemonize'],
   // Its words decide, so it needs some: a lone 'systemd-run' in an argument list is read with the rest.
-  [/(?:^|[\s;&|(`'"/])systemd-run\s+\S(?![^;&|\n]*\s--scope\b)/, 'systemd-run'],
-  [/(?:^|[\s;&|(`'"/])start-stop-daemon\s[^;&|\n]*?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)/, 'start-stop-daemon --background'],
-  [/(?:^|[\s;&|(`'"/])tmux(?:\s+-\S+)*\s+new(?:-session)?\s(?:[^;&|\n]*\s)?-[A-Za-z]*d/, 'tmux new -d'],
-  [/(?:^|[\s;&|(`'"/])screen\s(?:[^;&|\n]*\s)?-[A-Za-z]*(?:dm|md)/, 'screen -dm'],
+  [command('systemd-run', String.raw`\s+\S(?![^;&|\n]{0,500}\s--scope\b)`), 'systemd-run'],
+  [command('start-stop-daemon', String.raw`\s[^;&|\n]{0,500}?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)`), 'start-stop-daemon --background'],
+  [command('tmux', String.raw`(?:\s+-\S+){0,20}\s+new(?:-session)?\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*d`), 'tmux new -d'],
+  [command('screen', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*(?:dm|md)`), 'screen -dm'],
 ];
 BACKGROUNDING.push(...DETACHING_COMMANDS);
 
@@ -43,7 +57,9 @@ export function detachingCommandIn(argv: readonly string[]): string | undefined 
 // than a separator must come before it: a `&` that starts a command is PowerShell's call operator
 // (`& 'C:\tool.exe' x`), not backgrounding.
 // A quote may close it: `sh -c 'server &'` backgrounds inside the inner shell.
-const BACKGROUND_AMPERSAND = /(?<=[^\s;&|({'"]\s*)(?<![&>|<\\])&(?![&>])(?=\s|$|[;)'"])/g;
+// The `&` first, its lookbehinds after it: led by a lookbehind, the pattern was tried at every
+// position, each scanning back over the blanks before it (quadratic in a long run of blanks).
+const BACKGROUND_AMPERSAND = /&(?<=[^\s;&|({'"]\s*&)(?<![&>|<\\]&)(?![&>])(?=\s|$|[;)'"])/g;
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
