@@ -843,17 +843,19 @@ class JsFileAnalysis {
 
   /** Whether `expression` holds a child handle: a spawn call, a variable or member bound to one, or a library's `.nodeChildProcess`. */
   private isChildHandle(expression: ts.Expression): boolean {
-    const node = unwrap(expression);
+    let node = unwrap(expression);
+    // `child.on('error', h).once(...)`: an EventEmitter's listener methods return the child. Peeled
+    // in a loop, so that a chain of any length does not run the analysis out of stack.
+    while (ts.isCallExpression(node)) {
+      const callee = unwrap(node.expression);
+      const method = memberName(callee);
+      if (method === undefined || !CHAINING_METHODS.has(method) || !(ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) break;
+      node = unwrap(callee.expression);
+    }
     const text = node.getText(this.sf);
     if (this.isSpawnCall(node) || this.childHandles.has(text)) return true;
     // A handle from a spawn function of the project's own modules, read only now that it is unref'd.
     if (this.hasProjectBindings && this.handleAssignments.some(([target, value]) => target === text && this.isSpawnCall(value))) return true;
-    // `child.on('error', h)` returns the child (an EventEmitter's listener methods return `this`).
-    if (ts.isCallExpression(node)) {
-      const callee = unwrap(node.expression);
-      const method = memberName(callee);
-      return method !== undefined && CHAINING_METHODS.has(method) && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) && this.isChildHandle(callee.expression);
-    }
     const name = memberName(node);
     return name !== undefined && CHILD_MEMBERS.has(name) && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && this.isChildHandle(node.expression);
   }
