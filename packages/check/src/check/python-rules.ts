@@ -139,7 +139,7 @@ function stringValue(node: SyntaxNode): string | undefined {
   const cook = /[rR]/.test(prefix) ? (text: string) => text : (text: string) => text.replace(/[bB]/.test(prefix) ? BYTES_ESCAPE : STRING_ESCAPE, escapedCharacter);
   // Interpolations in f-strings read as VALUE_MARK, so `f"{cmd} &"` still reads as backgrounding.
   return node.namedChildren
-    .map((child) => (child?.type === 'string_content' ? cook(child.text) : child?.type === 'interpolation' ? ANY_VALUE : ''))
+    .map((child) => (child?.type === 'string_content' ? cook(child.text) : child?.type === 'interpolation' ? VALUE_MARK : ''))
     .join('');
 }
 
@@ -159,8 +159,6 @@ function escapedCharacter(escape: string): string {
   return SIMPLE_ESCAPES[kind] ?? kind;
 }
 
-/** What any value stands for in command text built around it (shell.ts). */
-const ANY_VALUE = VALUE_MARK;
 // A mapping key holds no parenthesis: with `[^)]*`, every `%(` scanned to the string's end.
 const PERCENT_FIELD = /%(?:\([^()]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]/g;
 const FORMAT_FIELD = /\{\{|\}\}|\{[^{}]*\}/g;
@@ -184,11 +182,11 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
     if (operator === '+') {
       const a = commandValue(left, depth + 1);
       const b = commandValue(right, depth + 1);
-      return a === undefined && b === undefined ? undefined : (a ?? ANY_VALUE) + (b ?? ANY_VALUE);
+      return a === undefined && b === undefined ? undefined : (a ?? VALUE_MARK) + (b ?? VALUE_MARK);
     }
     if (operator === '%') {
       const format = commandValue(left, depth + 1);
-      return format?.replace(PERCENT_FIELD, (field) => (field === '%%' ? '%' : ANY_VALUE));
+      return format?.replace(PERCENT_FIELD, (field) => (field === '%%' ? '%' : VALUE_MARK));
     }
     return undefined;
   }
@@ -196,7 +194,7 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
     const callee = node.childForFieldName('function');
     const object = callee?.type === 'attribute' && callee.childForFieldName('attribute')?.text === 'format' ? callee.childForFieldName('object') : undefined;
     const format = object ? commandValue(object, depth + 1) : undefined;
-    return format?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : ANY_VALUE));
+    return format?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : VALUE_MARK));
   }
   return stringValue(node);
 }
@@ -776,6 +774,8 @@ class PythonFileAnalysis {
     const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
     if (rule) this.report(cursor.currentNode, rule, `\`${name}\` (${imported}) starts a new session or group`);
     else if (WINDOWS_FLAGS.has(name)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
+    // `from subprocess import DETACHED_PROCESS as DP`: the alias is the flag wherever it is used
+    // (the import holds the flag's name, so identifiers are walked in such a file).
     else if (imported && WINDOWS_FLAGS.has(lastPart(imported))) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
   }
 
@@ -852,8 +852,7 @@ class PythonFileAnalysis {
 
   private bindName(local: string, qualified: string): void {
     this.names.set(local, qualified);
-    // `from subprocess import DETACHED_PROCESS as DP`: the alias is the flag wherever it is used.
-    if (DETACHING_NAMES.has(qualified) || (local !== lastPart(qualified) && WINDOWS_FLAGS.has(lastPart(qualified)))) this.identifiersMatter = true;
+    if (DETACHING_NAMES.has(qualified)) this.identifiersMatter = true;
     this.watch(local, qualified);
   }
 
