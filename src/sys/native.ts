@@ -196,6 +196,36 @@ export function signalPidfd(fd: number, signal: number): 'sent' | 'gone' | 'deni
   return code === 'ESRCH' ? 'gone' : 'denied';
 }
 
+// Linux 6.9: with this flag a leader's pidfd signals the whole group that leader's pid names,
+// for as long as that group has a member, even after the leader was reaped; ESRCH once it emptied.
+const PIDFD_SIGNAL_PROCESS_GROUP = 4;
+/** Forces the fallback (witnesses) even where the kernel has group signals: tests and old-kernel lanes. */
+export const GROUP_HANDLES_VARIABLE = 'LEASH_GROUP_HANDLES';
+let groupSignalRefused = false;
+
+/** Whether group handles may be tried: native calls loaded, not switched off, not refused before. */
+export function groupHandlesEnabled(): boolean {
+  return bindings !== undefined && !pidfdUnavailable && !groupSignalRefused && process.env[GROUP_HANDLES_VARIABLE] !== 'off';
+}
+
+/**
+ * pidfd_send_signal(fd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP): signals the group whose leader the
+ * descriptor names. 'unsupported' (EINVAL: a kernel before 6.9, or switched off) means the caller
+ * must use its fallback; once refused, never tried again in this process.
+ */
+export function signalPidfdGroup(fd: number, signal: number): 'sent' | 'gone' | 'denied' | 'unsupported' {
+  if (!groupHandlesEnabled()) return 'unsupported';
+  const result = native('pidfd_send_signal').syscall4(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, PIDFD_SIGNAL_PROCESS_GROUP);
+  if (result === 0) return 'sent';
+  const code = errnoName(native('pidfd_send_signal').errno());
+  if (code === 'ESRCH') return 'gone';
+  if (code === 'EINVAL' || code === 'ENOSYS') {
+    groupSignalRefused = true;
+    return 'unsupported';
+  }
+  return 'denied';
+}
+
 export function closeFd(fd: number): void {
   native('close').close(fd);
 }
