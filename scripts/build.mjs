@@ -30,6 +30,8 @@ const steps = [
       '--bundle',
       '--platform=node',
       '--format=cjs',
+      // Loaded lazily once it is ready (group handles): resolved from the package's node_modules.
+      '--external:koffi',
       '--log-level=warning',
       '--outfile=dist/src/supervisor/supervisor.cjs',
       '--define:import.meta.url=import_meta_url',

@@ -6,8 +6,9 @@ import { readUntilEof } from './control-input.js';
 import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
-import { tearDown, warmUpTeardown } from './teardown.js';
+import { tearDown, warmUpHandles, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
+import { loadNative } from '../sys/native.js';
 import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
@@ -16,6 +17,8 @@ import { holdCatchableSignals } from '../sys/stray-signals.js';
 export const SUPERVISOR_USAGE =
   'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]';
 
+/** How often the witnesses of groups held without a pidfd are refreshed. */
+const WITNESS_REFRESH_MS = 250;
 /** How many disowned groups the sweep remembers to spare (oldest forgotten first). */
 const MAX_DISOWNED = 4096;
 /** Restarts of a watchdog shell that died while it guarded, and the pause before each. */
@@ -125,6 +128,21 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const disowned = new Map<number, number | undefined>();
   let released = false;
 
+  // Witnesses of the groups held without a working pidfd, kept fresh off every line's path: a
+  // few reads per group per tick (group-handle.ts), stopped at the teardown.
+  let refreshTimer: NodeJS.Timeout | undefined;
+  const refreshWitnessesSoon = () => {
+    if (refreshTimer || !hasProcfs()) return;
+    refreshTimer = setInterval(() => {
+      if (teardown || !registry.needsRefresh()) {
+        clearInterval(refreshTimer);
+        refreshTimer = undefined;
+        return;
+      }
+      registry.refreshSome();
+    }, WITNESS_REFRESH_MS);
+    refreshTimer.unref();
+  };
 
   const framer = new LineFramer((line) => {
     const command = parseControlLine(line);
@@ -134,18 +152,31 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     }
     switch (command.verb) {
       case 'register':
+      case 'recall':
         if (!isSafeTarget(command.pgid)) {
           notices.say(`ignoring unsafe process group ${command.pgid}`);
           return;
         }
-        if (registry.register(command.pgid, command.startTime) === 'full') {
+        if (registry.register(command.pgid, command.startTime, command.verb === 'recall' ? 'recalled' : 'now') === 'full') {
           notices.say(`refusing to register process group ${command.pgid}: already guarding ${registry.size} live groups`);
           return;
         }
         disowned.delete(command.pgid);
         released = false;
         startWatchdogSoon();
+        refreshWitnessesSoon();
         return;
+      case 'witness': {
+        const outcome = registry.witness(command.pgid, { pid: command.pid, startTime: command.startTime });
+        if (outcome === 'unknown') notices.say(`ignoring a witness of process group ${command.pgid}, which is not registered`);
+        return;
+      }
+      case 'handle': {
+        const outcome = registry.adoptHandle(command.pgid, command.fd);
+        if (outcome === 'unknown') notices.say(`ignoring the handle of process group ${command.pgid}, which is not registered`);
+        else if (outcome === 'invalid') notices.say(`ignoring descriptor ${command.fd}: it is no pidfd of process group ${command.pgid}'s leader`);
+        return;
+      }
       case 'unregister':
         registry.unregister(command.pgid);
         return;
@@ -177,6 +208,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     for (const pgid of groups.keys()) handedOver.add(pgid);
     const run = tearDown({
       groups,
+      handles: registry.handles,
       members: registry.members,
       graceMs: options.graceMs,
       ownerToken: options.ownerToken,
@@ -237,7 +269,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     heldChunkMs(),
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
-  setImmediate(() => void warmUpTeardown(ownPgid).catch(() => {}).then(warmUpDone));
+  // The native calls (pidfds: group handles) load after that, off the start-up path; groups
+  // registered meanwhile get their handles then, while their leaders are still the recorded ones.
+  setImmediate(() =>
+    void warmUpTeardown(ownPgid)
+      .catch(() => {})
+      .then(warmUpDone)
+      .then(() => (teardown || !hasProcfs() ? false : loadNative()))
+      .then((loaded) => {
+        if (!loaded || teardown) return;
+        warmUpHandles(ownPgid);
+        registry.openHandles();
+      })
+      .catch(() => {}),
+  );
   await input.done;
   if (framer.overlongLines > 0) notices.say(`ignored ${framer.overlongLines} overlong control line(s)`);
   notices.flush();

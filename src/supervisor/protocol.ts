@@ -21,6 +21,12 @@ export const MAX_LINE_BYTES = 256;
 
 export type ControlCommand =
   | { verb: 'register'; pgid: number; startTime?: number }
+  /** A group registered with an earlier supervisor (the owner's replay): nobody is recorded now; its handle or witnesses follow. */
+  | { verb: 'recall'; pgid: number; startTime: number }
+  /** A member of a registered group, seen by the owner while the group was proven (by its identity). */
+  | { verb: 'witness'; pgid: number; pid: number; startTime: number }
+  /** The inherited descriptor `fd` is the owner's pidfd of the group's leader. */
+  | { verb: 'handle'; pgid: number; fd: number }
   | { verb: 'unregister'; pgid: number }
   | { verb: 'disown'; pgid: number; startTime?: number }
   | { verb: 'release' };
@@ -51,6 +57,24 @@ export function parseControlLine(line: string): ControlCommand | undefined {
       const startTime = parseDecimal(words[2]);
       return startTime === undefined ? undefined : { verb, pgid, startTime };
     }
+    case 'recall': {
+      if (words.length !== 3) return undefined;
+      const pgid = parseDecimal(words[1]);
+      const startTime = parseDecimal(words[2]);
+      return pgid === undefined || startTime === undefined ? undefined : { verb, pgid, startTime };
+    }
+    case 'witness': {
+      if (words.length !== 4) return undefined;
+      const [pgid, pid, startTime] = words.slice(1).map(parseDecimal);
+      return pgid === undefined || pid === undefined || startTime === undefined ? undefined : { verb, pgid, pid, startTime };
+    }
+    case 'handle': {
+      if (words.length !== 3) return undefined;
+      const pgid = parseDecimal(words[1]);
+      const fd = parseDecimal(words[2]);
+      // The first three descriptors are the pipe, stdout and stderr, never a handle.
+      return pgid === undefined || fd === undefined || fd < 3 || fd > 65535 ? undefined : { verb, pgid, fd };
+    }
     case 'unregister': {
       if (words.length !== 2) return undefined;
       const pgid = parseDecimal(words[1]);
@@ -71,6 +95,12 @@ export function formatControlLine(command: ControlCommand): string {
       return command.startTime === undefined
         ? `${command.verb} ${command.pgid}\n`
         : `${command.verb} ${command.pgid} ${command.startTime}\n`;
+    case 'recall':
+      return `recall ${command.pgid} ${command.startTime}\n`;
+    case 'witness':
+      return `witness ${command.pgid} ${command.pid} ${command.startTime}\n`;
+    case 'handle':
+      return `handle ${command.pgid} ${command.fd}\n`;
     case 'unregister':
       return `unregister ${command.pgid}\n`;
     case 'release':

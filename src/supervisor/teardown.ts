@@ -2,7 +2,7 @@
 // provably still the one registered, every process that left one of them but still descends from
 // it, and every process carrying the owner's token; wait for them to empty (zombies count as
 // empty); KILL what is left after the grace.
-import { hasProcfs, readChildrenOfThreads, readChildrenOnceStopped } from '../sys/procfs.js';
+import { hasProcfs, readChildrenOfThreads, readChildrenOnceStopped, readProcStat } from '../sys/procfs.js';
 import { FROZEN_WALK_BUDGET_MS, walkFrozenGroups, type FrozenWalk } from '../sys/tree.js';
 import { proveLeader, proveMembers, signalProven, unprovenGroupNotice, type ProcessIdentityMark } from '../sys/group-membership.js';
 import {
@@ -15,6 +15,8 @@ import {
   type ProcessMark,
 } from '../sys/processes.js';
 import { pauseSync, waitUntil } from '../sys/wait.js';
+import { GroupHandle, provesGroup } from '../sys/group-handle.js';
+import { loadNative, nativeLoaded } from '../sys/native.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -23,6 +25,8 @@ export type GroupRecord = ReadonlyMap<number, number | undefined>;
 
 export interface TeardownPlan {
   groups: GroupRecord;
+  /** What holds each group by identity (its leader's pidfd, its witnesses): by number only where none is. */
+  handles?: ReadonlyMap<number, GroupHandle>;
   graceMs: number;
   /** Sweep processes whose environment carries this token (Linux only). */
   ownerToken?: string;
@@ -88,6 +92,17 @@ export async function warmUpTeardown(ownPgid: number): Promise<void> {
   await tearDown({ groups: new Map(), graceMs: 0 });
 }
 
+/** Once the native calls are loaded: compiles the handle's path (a pidfd of our own group, probed with signal 0). */
+export function warmUpHandles(ownPgid: number): void {
+  const own = GroupHandle.take(ownPgid, readProcStat(ownPgid)?.startTime);
+  try {
+    own.prove();
+    own.signal(0);
+  } finally {
+    own.close();
+  }
+}
+
 const probeGroup = (pgid: number) => signalGroup(pgid, 0);
 /** No pidfd here (no native code): the start time is checked right before kill(2). */
 const signalIfAlive = (pid: number, startTime: number, signal: NodeJS.Signals) =>
@@ -116,15 +131,38 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const watchdog = freeze && plan.watchdog?.pid !== undefined ? plan.watchdog : undefined;
   // By number only while the leader is the recorded one (one stat read each); a group whose leader
   // is gone is ended member by member, each proven ours, after the others have their signals.
+  // A group held by a handle or witnesses (group-handle.ts) is proven by them, leader or not;
+  // one with a working pidfd is signalled through it, so a number reused meanwhile is never hit.
+  // Handles inherited at a restart need the native calls: loaded here if that has not happened yet.
+  if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) await loadNative();
+  const handleOf = (pgid: number) => plan.handles?.get(pgid);
+  const viaHandle = new Map<number, GroupHandle>();
   const proven: number[] = [];
   const leaderless = new Set<number>();
   for (const [pgid, startTime] of plan.groups) {
     if (pgid === watchdog?.pid) continue; // its own group, never a target
-    const identity = proveLeader(pgid, startTime, probeGroup);
-    if (identity === 'stale') report.staleGroups.push(pgid);
-    else if (identity === 'leader' || identity === 'number') proven.push(pgid);
-    else if (identity === 'leaderless') leaderless.add(pgid);
+    const handle = handleOf(pgid);
+    if (!handle) {
+      const identity = proveLeader(pgid, startTime, probeGroup);
+      if (identity === 'stale') report.staleGroups.push(pgid);
+      else if (identity === 'leader' || identity === 'number') proven.push(pgid);
+      else if (identity === 'leaderless') leaderless.add(pgid);
+      continue;
+    }
+    const proof = handle.prove();
+    if (provesGroup(proof)) {
+      proven.push(pgid);
+      if (proof === 'handle') viaHandle.set(pgid, handle);
+    } else if (proof === 'unproven') leaderless.add(pgid);
+    else if (startTime !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
   }
+  /** A proven group's signal: through its pidfd where it has one, else by its number. */
+  const signalOurs = (pgid: number, signal: NodeJS.Signals): 'sent' | 'gone' | 'denied' => {
+    const handle = viaHandle.get(pgid);
+    if (!handle) return signalGroup(pgid, signal);
+    const outcome = handle.signal(signal);
+    return outcome === 'unproven' ? 'gone' : outcome;
+  };
   // The watchdog learns what is about to be stopped before it is (one write for every group).
   // A list the pipe could not take whole (tens of thousands of groups) covers no freeze: the
   // groups are then ended without one (TERM at once, no walk for escapees).
@@ -136,7 +174,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // list, a supervisor's normal exit would have it SIGKILL them all without a grace.
   try {
     const ours: number[] = [];
-    for (const pgid of proven) if (signalGroup(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
+    for (const pgid of proven) if (signalOurs(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
     const groups = new Set(ours);
 
     const strays = new Map<number, ProcessMark>();
@@ -200,8 +238,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       } finally {
         // Whatever the walk met, nothing is left stopped. A member stopped with a TERM handler
         // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
-        for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
-        for (const pgid of groups) signalGroup(pgid, 'SIGCONT');
+        for (const pgid of groups) signalOurs(pgid, 'SIGTERM');
+        for (const pgid of groups) signalOurs(pgid, 'SIGCONT');
         // Each still the process found (its start time), then TERM and CONT.
         const thaw = stopped.filter((mark) => isProcessAlive(mark.pid, mark.startTime));
         for (const mark of thaw) signalStray(mark, 'SIGTERM');
@@ -213,6 +251,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       // identity, so that a supervisor killed during the grace has them KILLed even where their
       // leader exited on the TERM (the watchdog signals a group by number only with its leader).
       if (watchdog && frozenMembers.size > 0) watchdog.holdProcesses([...frozenMembers.values()].flat());
+      // Seen in their groups while those were proven: witnesses, should a leader exit on the TERM.
+      for (const [pgid, members] of frozenMembers) handleOf(pgid)?.addWitnesses(members);
       const signalled = new Set(stopped.map((mark) => mark.pid));
       for (const stat of walk.escapees) {
         if (!signalled.has(stat.pid) && isProcessAlive(stat.pid, stat.startTime)) signalStray(stat, 'SIGTERM');
@@ -248,8 +288,14 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       if (watchdog && !watchdog.forget(pgids, pids)) watchdog.retire();
     };
     const remaining = () => {
-      const live = liveGroups(groups);
       const emptied: number[] = [];
+      // A group whose pidfd says it emptied is done, whoever has taken its number since.
+      for (const [pgid, handle] of viaHandle) {
+        if (!groups.has(pgid) || handle.prove() !== 'gone') continue;
+        groups.delete(pgid);
+        emptied.push(pgid);
+      }
+      const live = liveGroups(groups);
       const exited: number[] = [];
       for (const pgid of groups) {
         if (live.has(pgid)) continue;
@@ -279,14 +325,15 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     sweep('SIGKILL');
     const lostLeaders = new Set(leaderless);
     for (const pgid of groups) {
-      const identity = proveLeader(pgid, plan.groups.get(pgid), probeGroup);
-      if (identity === 'leaderless') lostLeaders.add(pgid);
-      if (identity !== 'leader' && identity !== 'number') {
+      const handle = handleOf(pgid);
+      const proof = handle ? handle.prove() : proveLeader(pgid, plan.groups.get(pgid), probeGroup);
+      if (proof === 'leaderless' || proof === 'unproven') lostLeaders.add(pgid);
+      if (!(proof === 'leader' || proof === 'number' || proof === 'handle' || proof === 'witness')) {
         groups.delete(pgid);
         forget([pgid], []);
         continue;
       }
-      if (signalGroup(pgid, 'SIGKILL') === 'sent') report.killed += 1;
+      if ((proof === 'handle' ? handle!.signal('SIGKILL') : signalGroup(pgid, 'SIGKILL')) === 'sent') report.killed += 1;
     }
     report.killed += endLeaderless(lostLeaders, 'SIGKILL');
     for (const [pid, mark] of strays) {

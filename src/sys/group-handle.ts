@@ -97,8 +97,8 @@ export class GroupHandle {
    */
   static take(pgid: number, leaderStartTime: number | undefined): GroupHandle {
     const handle = new GroupHandle(pgid, leaderStartTime);
-    handle.openHandle();
-    handle.refreshWitnesses();
+    // With a working pidfd the witnesses are of no use: none are read.
+    if (!handle.openHandle()) handle.refreshWitnesses();
     return handle;
   }
 
@@ -136,6 +136,7 @@ export class GroupHandle {
   openHandle(): boolean {
     if (this.fd !== undefined) return true;
     if (this.leaderStartTime === undefined || this.leaderStartTime === 0 || !groupHandlesAvailable()) return false;
+    if (readProcStat(this.pgid)?.startTime !== this.leaderStartTime) return false; // not worth a descriptor
     let fd: number | undefined;
     try {
       fd = openPidfd(this.pgid);
@@ -150,6 +151,16 @@ export class GroupHandle {
     }
     this.fd = fd;
     return true;
+  }
+
+  /**
+   * Holds `fd`, a pidfd of the leader this process was given (checked with isPidfdOf first), in
+   * place of any held before. Closed with the handle.
+   */
+  attachDescriptor(fd: number): void {
+    if (fd === this.fd) return;
+    this.close();
+    this.fd = fd;
   }
 
   /** Whether the group's own signals go through a pidfd (no proof by number needed). */

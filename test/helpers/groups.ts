@@ -22,11 +22,11 @@ export function startTimeOf(pid: number): number {
 }
 
 /** Starts a death supervisor with stdin as a pipe the test holds. */
-export function startSupervisor(mark: string, args: readonly string[], detached = true): ChildProcess {
+export function startSupervisor(mark: string, args: readonly string[], detached = true, extraEnv: NodeJS.ProcessEnv = {}): ChildProcess {
   return spawn(process.execPath, [SUPERVISOR_MAIN, ...args], {
     detached,
     stdio: ['pipe', 'ignore', 'pipe'],
-    env: markedEnv(mark),
+    env: markedEnv(mark, extraEnv),
   });
 }
 

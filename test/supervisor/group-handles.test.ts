@@ -1,0 +1,120 @@
+// The seed's own contract (issue 28, case 1): a group registered while its leader lived is ended at
+// EOF even after the leader exited and left a member behind. The supervisor holds the group by
+// identity: the leader's pidfd (PIDFD_SIGNAL_PROCESS_GROUP, Linux >= 6.9), or, on the fallback
+// (LEASH_GROUP_HANDLES=off, older kernels), witnesses: members seen in the group while it was
+// proven. Every case runs on both paths.
+import assert from 'node:assert/strict';
+import { readlinkSync } from 'node:fs';
+import { test } from 'node:test';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { readProcStat } from '../../src/sys/procfs.js';
+import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
+import { waitUntil } from '../../src/sys/wait.js';
+import { exited, markedEnv, waitForGone, withMark } from '../helpers/processes.js';
+import { readPids, SUPERVISOR_MAIN, startTimeOf } from '../helpers/groups.js';
+import { GROUP_PATHS, pidfdCount } from '../helpers/group-paths.js';
+
+const linux = process.platform === 'linux';
+
+function startSupervisorOn(mark: string, env: NodeJS.ProcessEnv, graceMs: number): ChildProcess {
+  return spawn(process.execPath, [SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId()), '--grace-ms', String(graceMs)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: markedEnv(mark, env),
+  });
+}
+
+/** Collects stderr; roundTrip resolves once every line written before it was read. */
+function listen(supervisor: ChildProcess): { text: () => string; roundTrip: () => Promise<void> } {
+  let text = '';
+  supervisor.stderr!.setEncoding('utf8');
+  supervisor.stderr!.on('data', (chunk: string) => (text += chunk));
+  return {
+    text: () => text,
+    roundTrip: async () => {
+      const seen = text.split('unsafe process group 1\n').length;
+      supervisor.stdin!.write('register 1\n');
+      assert.ok(await waitUntil(() => text.split('unsafe process group 1\n').length > seen, 10_000), 'the supervisor never answered');
+    },
+  };
+}
+
+/** A leader that forks `member` into its group, prints its pid, then waits for a line before it exits. */
+function leaderWithMember(mark: string, member: string): ChildProcess & { pid: number } {
+  const child = spawn('sh', ['-c', `${member} & echo $!; read -r _`], { detached: true, stdio: ['pipe', 'pipe', 'ignore'], env: markedEnv(mark) });
+  return child as ChildProcess & { pid: number };
+}
+
+/** Registers the group and, on the handle path, waits until the supervisor holds its pidfd. */
+async function register(supervisor: ChildProcess, roundTrip: () => Promise<void>, pgid: number, handles: boolean): Promise<void> {
+  supervisor.stdin!.write(`register ${pgid} ${startTimeOf(pgid)}\n`);
+  await roundTrip();
+  if (handles) assert.ok(await waitUntil(() => pidfdCount(supervisor.pid!) >= 1, 10_000), 'the supervisor never took the group\'s pidfd');
+}
+
+for (const path of GROUP_PATHS) {
+  const handles = path.handles;
+
+  test(`[${path.name}] register while the leader lives; the leader exits leaving a member; EOF: the member gets SIGTERM`, { skip: !linux }, withMark(async (mark) => {
+    const supervisor = startSupervisorOn(mark, path.env, 3000);
+    const { roundTrip, text } = listen(supervisor);
+    const leader = leaderWithMember(mark, 'sleep 1000');
+    const [member] = await readPids(leader, 1);
+    await register(supervisor, roundTrip, leader.pid, handles);
+    leader.stdin!.end('\n');
+    await exited(leader);
+    // The case really happened: the leader is gone (reaped), its member runs on in its group.
+    assert.equal(readProcStat(leader.pid), undefined, 'the leader is still there');
+    assert.ok(isProcessAlive(member!) && readProcStat(member!)?.pgid === leader.pid, 'no member left in the group');
+
+    supervisor.stdin!.end();
+    assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+    assert.ok(await waitForGone([member!], 5000), 'the member survived the owner\'s death');
+    assert.doesNotMatch(text(), /provably ours/);
+  }));
+
+  test(`[${path.name}] the member ignores SIGTERM: it gets SIGKILL after the grace`, { skip: !linux }, withMark(async (mark) => {
+    const supervisor = startSupervisorOn(mark, path.env, 300);
+    const { roundTrip, text } = listen(supervisor);
+    // An ignored disposition survives exec: this sleep ignores SIGTERM.
+    const leader = leaderWithMember(mark, `sh -c 'trap "" TERM; exec sleep 1000'`);
+    const [member] = await readPids(leader, 1);
+    await register(supervisor, roundTrip, leader.pid, handles);
+    leader.stdin!.end('\n');
+    await exited(leader);
+    assert.ok(await waitUntil(() => readProcStat(member!)?.pgid === leader.pid && /sleep/.test(readlinkSafe(member!)), 5000), 'the member never became sleep');
+    assert.equal(readProcStat(leader.pid), undefined, 'the leader is still there');
+
+    supervisor.stdin!.end();
+    assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+    assert.ok(await waitForGone([member!], 5000), 'the TERM-ignoring member survived');
+    assert.doesNotMatch(text(), /provably ours/);
+  }));
+
+  test(`[${path.name}] a member forked after the registration, while the leader lived a while: ended at EOF after the leader's exit`, { skip: !linux }, withMark(async (mark) => {
+    const supervisor = startSupervisorOn(mark, path.env, 3000);
+    const { roundTrip, text } = listen(supervisor);
+    // The leader waits for a line, forks its member, lives on for a second (witnesses are refreshed every 250 ms), then exits.
+    const leader = spawn('sh', ['-c', 'read -r _; sleep 1000 & echo $!; sleep 1'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'], env: markedEnv(mark) }) as ChildProcess & { pid: number };
+    await register(supervisor, roundTrip, leader.pid, handles);
+    leader.stdin!.end('\n');
+    const [member] = await readPids(leader, 1);
+    await exited(leader);
+    assert.equal(readProcStat(leader.pid), undefined, 'the leader is still there');
+    assert.ok(isProcessAlive(member!) && readProcStat(member!)?.pgid === leader.pid, 'no member left in the group');
+
+    supervisor.stdin!.end();
+    assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+    assert.ok(await waitForGone([member!], 5000), 'the member survived the owner\'s death');
+    assert.doesNotMatch(text(), /provably ours/);
+  }));
+}
+
+function readlinkSafe(pid: number): string {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return '';
+  }
+}
