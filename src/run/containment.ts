@@ -1,6 +1,5 @@
 // Which containment `leash run` uses: a cgroup v2 of its own where the hierarchy's owner allows
 // it (src/sys/cgroup.ts says when), else the process tree it supervises as a child subreaper.
-import { existsSync } from 'node:fs';
 import { assessOwnCgroup, TreeCgroup } from '../sys/cgroup.js';
 
 /**
@@ -12,13 +11,12 @@ export const CONTAINMENT_VARIABLE = 'LEASH_CONTAINMENT';
 export type Containment = { cgroup: TreeCgroup } | { cgroup: undefined; reason: string };
 
 /**
- * Whether choosing needs the native calls first: under systemd, unless the user vouches for the
- * delegation, only systemd's mark (an extended attribute, read through koffi) says yes. Elsewhere
- * the choice needs no koffi, and a contained run starts its command before koffi loads.
+ * Whether choosing needs the native calls first: wherever a cgroup may be made, since it is
+ * claimed (flocked and marked: sys/cgroup-ownership.ts) before anything runs in it, and under
+ * systemd only a mark (an extended attribute, read through koffi) says the cgroup may get children.
  */
 export function containmentNeedsNative(env: NodeJS.ProcessEnv): boolean {
-  const wanted = env[CONTAINMENT_VARIABLE] || 'auto';
-  return wanted !== 'tree' && wanted !== 'cgroup' && existsSync('/run/systemd/system');
+  return (env[CONTAINMENT_VARIABLE] || 'auto') !== 'tree';
 }
 
 /** Makes the run's cgroup where one is usable; otherwise says why not. */

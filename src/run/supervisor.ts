@@ -1097,13 +1097,9 @@ export class TreeSupervisor {
     const cgroup = this.cgroup;
     if (!cgroup) return;
     let removed = cgroup.remove();
-    // Never while leash itself is in it (it could not leave): cgroup.kill would end leash too.
-    if (!removed && !cgroup.holds(this.self)) {
-      cgroup.kill();
-      const deadline = performance.now() + 1000;
-      while (!removed && performance.now() < deadline) {
-        if (!cgroup.populated()) removed = cgroup.remove();
-      }
+    // Killed, waited for on cgroup.events, removed deepest first; never while leash is in it.
+    if (!removed) {
+      removed = cgroup.destroy(1000);
       this.reapAdopted();
     }
     if (!removed) this.options.log(`warning: cannot remove ${cgroup.directory}`);

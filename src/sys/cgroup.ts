@@ -10,13 +10,30 @@
 // managers), so there only the user's word (LEASH_CONTAINMENT=cgroup) stands for the mark.
 // Elsewhere an unprivileged user may use a cgroup delegated the kernel's way: the directory, its
 // cgroup.procs and cgroup.subtree_control owned by that user.
+//
+// Nesting: a cgroup leash made carries leash's mark (cgroup-ownership.ts), which stands for
+// systemd's: a `leash run` started inside another one's cgroup makes its own as a child of it.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { readExtendedAttribute } from './native.js';
+import {
+  claimCgroup,
+  closeQuietly,
+  hasRunMark,
+  judgeRunCgroup,
+  lockBriefly,
+  openDirectory,
+  RUN_CGROUP_PREFIX,
+  runCgroupIsLive,
+  runCgroupName,
+} from './cgroup-ownership.js';
+import { nativeLoaded, readExtendedAttribute, unlockFile, waitForFileChange } from './native.js';
 import { readProcText } from './proc-text.js';
 import { signalProcess, type SignalOutcome } from './processes.js';
 import { randomHex } from './random.js';
 import { signalPinned } from './verified-signal.js';
+import { pauseSync } from './wait.js';
+
+export { RUN_CGROUP_PREFIX } from './cgroup-ownership.js';
 
 export interface CgroupMount {
   /** Where the hierarchy is mounted here. */
@@ -138,8 +155,9 @@ export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
   const euid = options.euid ?? process.geteuid?.() ?? -1;
   const systemd = options.systemd ?? existsSync('/run/systemd/system');
   let authority: 'root' | 'delegated';
-  if (systemd && !options.declaredDelegated && !hasDelegationMark(place.directory)) {
-    // Never create cgroups in a unit systemd did not delegate, not even as root.
+  if (systemd && !options.declaredDelegated && !hasDelegationMark(place.directory) && !hasRunMark(place.directory)) {
+    // Never create cgroups in a unit systemd did not delegate, not even as root. A cgroup leash
+    // made (a `leash run` inside another) is the outer leash's, made where it was allowed to.
     return {
       usable: false,
       reason: `systemd manages ${path} and it carries no delegation mark (see docs/run.md: systemd-run --user --scope -p Delegate=yes env LEASH_CONTAINMENT=cgroup leash run ...)`,
@@ -158,9 +176,6 @@ export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
   }
   return { usable: true, place, authority };
 }
-
-/** Prefix of the cgroups `leash run` makes; the rest is leash's pid and a random part. */
-export const RUN_CGROUP_PREFIX = 'leash-run-';
 
 /** The whole text of a cgroup file, or undefined (gone, unreadable). */
 function readCgroupFile(directory: string, file: string): string | undefined {
@@ -194,21 +209,61 @@ export class TreeCgroup {
   private watcher: FSWatcher | undefined;
   readonly hasKill: boolean;
 
-  private constructor(readonly parent: CgroupLocation, readonly path: string, readonly directory: string) {
+  private constructor(
+    readonly parent: CgroupLocation,
+    readonly path: string,
+    readonly directory: string,
+    /**
+     * The cgroup's directory, open and flocked (cgroup-ownership.ts): kept open for leash's life,
+     * and handed to the guard, which keeps the lock after leash. Undefined without native calls.
+     */
+    readonly lockFd: number | undefined,
+  ) {
     this.hasKill = existsSync(join(directory, 'cgroup.kill'));
   }
 
-  /** Makes a fresh child cgroup of `parent`; a string says why it could not. */
+  /**
+   * Makes a fresh child cgroup of `parent`; a string says why it could not. With native calls
+   * loaded it is claimed (locked, then marked) before anything can run in it; then the cgroups of
+   * runs whose makers are proven gone are ended and removed.
+   */
   static create(parent: CgroupLocation): TreeCgroup | string {
-    removeAbandoned(parent);
-    const name = `${RUN_CGROUP_PREFIX}${process.pid}-${randomHex(4)}`;
-    const directory = join(parent.directory, name);
+    const claims = nativeLoaded();
+    // Shared while this maker is between its mkdir and its mark: see cgroup-ownership.ts.
+    const parentFd = claims ? openDirectory(parent.directory) : undefined;
+    const creating = parentFd !== undefined && lockBriefly(parentFd, 'shared');
+    let made: { name: string; directory: string; lockFd: number | undefined } | string = 'no attempt';
     try {
-      mkdirSync(directory);
-    } catch (error) {
-      return `cannot create ${directory}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const name = runCgroupName(randomHex(4), claims);
+        const directory = join(parent.directory, name);
+        try {
+          mkdirSync(directory);
+        } catch (error) {
+          made = `cannot create ${directory}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+          break;
+        }
+        if (!claims) {
+          made = { name, directory, lockFd: undefined };
+          break;
+        }
+        const lockFd = openDirectory(directory);
+        if (lockFd !== undefined && claimCgroup(directory, lockFd)) {
+          made = { name, directory, lockFd };
+          break;
+        }
+        closeQuietly(lockFd);
+        removeTree(directory);
+        made = `cannot claim ${directory} (lock and mark)`;
+      }
+    } finally {
+      if (creating) unlockFile(parentFd!);
     }
-    const cgroup = new TreeCgroup(parent, `${parent.path === '/' ? '' : parent.path}/${name}`, directory);
+    if (typeof made !== 'string') removeAbandoned(parent, made.name, parentFd);
+    closeQuietly(parentFd);
+    if (typeof made === 'string') return made;
+    const { name, directory, lockFd } = made;
+    const cgroup = new TreeCgroup(parent, `${parent.path === '/' ? '' : parent.path}/${name}`, directory, lockFd);
     // cgroup.events (4.5+) says when it empties; cgroup.kill (5.14) or cgroup.freeze (5.2) ends it.
     const missing = !existsSync(join(directory, 'cgroup.events'))
       ? 'cgroup.events'
@@ -232,27 +287,13 @@ export class TreeCgroup {
 
   /** The pids in this cgroup and in any cgroup the tree made below it. */
   members(): number[] {
-    const pids: number[] = [];
-    const visit = (directory: string, depth: number) => {
-      pids.push(...parsePids(readCgroupFile(directory, 'cgroup.procs')));
-      if (depth > 32) return;
-      let entries;
-      try {
-        entries = readdirSync(directory, { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const entry of entries) if (entry.isDirectory()) visit(join(directory, entry.name), depth + 1);
-    };
-    visit(this.directory, 0);
-    return pids;
+    return collectMembers(this.directory);
   }
 
   /** Whether a live process is in the cgroup or below (cgroup.events `populated`). */
   populated(): boolean {
-    const events = readCgroupFile(this.directory, 'cgroup.events');
     // Gone or unreadable: nothing can be in a cgroup that is not there.
-    return events !== undefined && /^populated 1$/m.test(events);
+    return populatedAt(this.directory);
   }
 
   /** Calls `onChange` when cgroup.events changes (inotify): "populated 0" needs no polling. */
@@ -360,17 +401,98 @@ export class TreeCgroup {
     }
   }
 
-  /** Removes the cgroup; false while it still holds a process (or is gone or not ours). */
+  /**
+   * Removes the cgroup and every cgroup the tree made below it, deepest first; false while one
+   * still holds a process (or is not ours to remove). Gone already counts as removed.
+   */
   remove(): boolean {
     this.watcher?.close();
     this.watcher = undefined;
-    try {
-      rmdirSync(this.directory);
-      return true;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return removeTree(this.directory);
+  }
+
+  /**
+   * Ends whatever is still in the cgroup or below (cgroup.kill reaches every descendant cgroup's
+   * members), waits for the kernel's "populated 0" (woken by cgroup.events, never spinning), and
+   * removes the cgroups deepest first. False when that did not happen within `budgetMs`. Never
+   * while the calling process is in the cgroup: it would end itself.
+   */
+  destroy(budgetMs = 1000): boolean {
+    if (this.remove()) return true;
+    if (this.holds(process.pid)) return false;
+    this.kill();
+    waitUntilEmpty(this.directory, budgetMs);
+    return this.remove();
+  }
+}
+
+/** Whether cgroup.events of `directory` says a live process is in it or below. */
+function populatedAt(directory: string): boolean {
+  const events = readCgroupFile(directory, 'cgroup.events');
+  return events !== undefined && /^populated 1$/m.test(events);
+}
+
+/**
+ * Waits until the cgroup at `directory` is empty, at most `budgetMs`: woken by the kernel's
+ * notification on cgroup.events; without native calls, it looks every 5 ms (sleeping between).
+ */
+function waitUntilEmpty(directory: string, budgetMs: number): boolean {
+  const empty = () => !populatedAt(directory);
+  const watched = waitForFileChange(join(directory, 'cgroup.events'), empty, budgetMs);
+  if (watched !== undefined) return watched;
+  const deadline = performance.now() + budgetMs;
+  while (!empty()) {
+    if (performance.now() >= deadline) return false;
+    pauseSync(5);
+  }
+  return true;
+}
+
+/**
+ * rmdir of a cgroup and all its descendants, deepest first (rmdir refuses a cgroup with child
+ * cgroups, and one that holds a process). True when none is left; gone already counts as removed.
+ */
+function removeTree(directory: string, depth = 0): boolean {
+  let entries;
+  try {
+    entries = readdirSync(directory, { withFileTypes: true });
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  // cgroupfs shows child cgroups as directories and nothing else does: every directory is one.
+  if (depth < 64) for (const entry of entries) if (entry.isDirectory()) removeTree(join(directory, entry.name), depth + 1);
+  try {
+    rmdirSync(directory);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+/** Ends every process in the cgroup at `directory` and below, without a TreeCgroup (cleaning up). */
+function killTree(directory: string): void {
+  try {
+    writeFileSync(join(directory, 'cgroup.kill'), '1');
+  } catch {
+    // before Linux 5.14: each member, by identity
+    for (let round = 0; round < 20; round += 1) {
+      const pids = collectMembers(directory);
+      if (pids.length === 0) break;
+      for (const pid of pids) signalMember(pid, cgroupPathOf(directory) ?? '', 'SIGKILL');
+      pauseSync(5);
     }
   }
+}
+
+function collectMembers(directory: string, depth = 0): number[] {
+  const pids = parsePids(readCgroupFile(directory, 'cgroup.procs'));
+  if (depth > 32) return pids;
+  try {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) if (entry.isDirectory()) pids.push(...collectMembers(join(directory, entry.name), depth + 1));
+  } catch {
+    // gone
+  }
+  return pids;
 }
 
 function signalMember(pid: number, path: string, signal: NodeJS.Signals): SignalOutcome {
@@ -381,41 +503,65 @@ function signalMember(pid: number, path: string, signal: NodeJS.Signals): Signal
 }
 
 /**
- * Removes the empty cgroups left by runs of leash whose leash and guard both died (SIGKILL of
- * both): rmdir only ever succeeds on an empty cgroup, and one whose leash still runs is skipped.
+ * Ends and removes the cgroups of runs whose maker (and its guards) are proven gone, sub-cgroups
+ * included; one whose maker cannot be proven gone is left alone, whatever it holds (see
+ * cgroup-ownership.ts for the proofs). `own` is skipped; `parentFd` is the parent, opened.
  */
-function removeAbandoned(parent: CgroupLocation): void {
+function removeAbandoned(parent: CgroupLocation, own: string, parentFd: number | undefined): void {
   let names: string[];
   try {
     names = readdirSync(parent.directory);
   } catch {
     return;
   }
+  // A leftover tree gets what the guard would have given it had it lived: the kill (the grace was
+  // the guard's, and it is gone); the start of this run waits for that at most this long.
+  const deadline = performance.now() + 500;
   for (const name of names) {
-    if (!name.startsWith(RUN_CGROUP_PREFIX)) continue;
-    const pid = Number(name.slice(RUN_CGROUP_PREFIX.length).split('-')[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || signalProcess(pid, 0) !== 'gone') continue;
+    if (!name.startsWith(RUN_CGROUP_PREFIX) || name === own) continue;
+    const directory = join(parent.directory, name);
+    const { verdict, held } = judgeRunCgroup(name, directory, parentFd);
     try {
-      rmdirSync(join(parent.directory, name));
-    } catch {
-      // not empty, or not ours: left alone
+      if (verdict === 'end' && populatedAt(directory)) {
+        killTree(directory);
+        waitUntilEmpty(directory, Math.max(0, deadline - performance.now()));
+      }
+      if (verdict !== 'keep') removeTree(directory);
+    } finally {
+      closeQuietly(held);
+      if (parentFd !== undefined && verdict !== 'keep') unlockFile(parentFd);
     }
   }
 }
 
+/** The v2 mounts of this process, read once. */
+let ownMounts: CgroupMount[] | undefined;
+
+function cgroupPathOf(directory: string): string | undefined {
+  ownMounts ??= parseCgroup2Mounts(readOrUndefined('/proc/self/mountinfo') ?? '');
+  for (const mount of ownMounts) {
+    if (directory !== mount.mountPoint && !directory.startsWith(`${mount.mountPoint}/`)) continue;
+    const root = mount.root === '/' ? '' : mount.root;
+    return `${root}${directory.slice(mount.mountPoint.length)}` || '/';
+  }
+  return undefined;
+}
+
 /**
- * The pid of the live `leash run` whose cgroup holds `pid` (its cgroup, or one the tree made below
- * it, is named leash-run-<leash pid>-<random>), or undefined. For `leash reap`: such a process has
- * an owner that answers for it, as a token carrier whose supervisor runs does.
+ * The pid (in its maker's pid namespace) of the live `leash run` whose cgroup holds `pid` (its
+ * cgroup, or one the tree made below it), or undefined. For `leash reap`: such a process has an
+ * owner that answers for it, as a token carrier whose supervisor runs does.
  */
 export function liveRunHolding(pid: number): number | undefined {
   const path = parseUnifiedPath(readOrUndefined(`/proc/${pid}/cgroup`) ?? '');
   if (path === undefined) return undefined;
-  for (const part of path.split('/')) {
-    const match = /^leash-run-(\d+)-[0-9a-f]+$/.exec(part);
-    if (!match) continue;
-    const owner = Number(match[1]);
-    if (signalProcess(owner, 0) !== 'gone') return owner;
+  ownMounts ??= parseCgroup2Mounts(readOrUndefined('/proc/self/mountinfo') ?? '');
+  const parts = path.split('/');
+  for (let index = 0; index < parts.length; index += 1) {
+    const part = parts[index]!;
+    if (!part.startsWith(RUN_CGROUP_PREFIX)) continue;
+    const directory = locateCgroup(parts.slice(0, index + 1).join('/') || '/', ownMounts)?.directory;
+    if (runCgroupIsLive(part, directory)) return Number(part.slice(RUN_CGROUP_PREFIX.length).split('-')[0]);
   }
   return undefined;
 }

@@ -43,6 +43,9 @@ interface Bindings {
 
 let bindings: Bindings | undefined;
 let loadFailure: string | undefined;
+/** libc as koffi loaded it: the calls few runs need are bound on their first use (lazyCall). */
+let libc: { func: (declaration: string) => unknown } | undefined;
+const lazyCalls = new Map<string, unknown>();
 
 const errnoNames = new Map<number, string>(
   Object.entries(constants.errno).map(([name, number]) => [number, name]),
@@ -64,30 +67,31 @@ export async function loadNative(): Promise<boolean> {
     type Koffi = typeof import('koffi');
     const loaded = (await import('koffi')) as Koffi & { default?: Koffi };
     const koffi = loaded.default ?? loaded;
-    let libc;
+    let library;
     try {
-      libc = koffi.load('libc.so.6');
+      library = koffi.load('libc.so.6');
     } catch {
-      libc = koffi.load(null as unknown as string); // musl: the process's own symbols
+      library = koffi.load(null as unknown as string); // musl: the process's own symbols
     }
+    libc = library as unknown as { func: (declaration: string) => unknown };
     bindings = {
       errno: () => koffi.errno(),
-      prctl: libc.func('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
-      prctlGet: libc.func('int prctl(int option, _Out_ int *out, unsigned long a3, unsigned long a4, unsigned long a5)'),
-      getppid: libc.func('int getppid()'),
-      waitpid: libc.func('int waitpid(int pid, _Out_ int *status, int options)'),
-      syscall3: libc.func('long syscall(long nr, long a, long b, long c)'),
-      syscall4: libc.func('long syscall(long nr, long a, long b, long c, long d)'),
-      close: libc.func('int close(int fd)'),
-      socket: libc.func('int socket(int domain, int type, int protocol)'),
-      send: libc.func('long send(int fd, void *buf, size_t len, int flags)'),
-      recv: libc.func('long recv(int fd, _Inout_ void *buf, size_t len, int flags)'),
-      pipe2: libc.func('int pipe2(_Inout_ void *fds, int flags)'),
-      tee: libc.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
-      poll: libc.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
-      getxattr: libc.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
-      exit: libc.func('void _exit(int status)'),
-      fcntl: libc.func('int fcntl(int fd, int cmd, int arg)'),
+      prctl: library.func('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
+      prctlGet: library.func('int prctl(int option, _Out_ int *out, unsigned long a3, unsigned long a4, unsigned long a5)'),
+      getppid: library.func('int getppid()'),
+      waitpid: library.func('int waitpid(int pid, _Out_ int *status, int options)'),
+      syscall3: library.func('long syscall(long nr, long a, long b, long c)'),
+      syscall4: library.func('long syscall(long nr, long a, long b, long c, long d)'),
+      close: library.func('int close(int fd)'),
+      socket: library.func('int socket(int domain, int type, int protocol)'),
+      send: library.func('long send(int fd, void *buf, size_t len, int flags)'),
+      recv: library.func('long recv(int fd, _Inout_ void *buf, size_t len, int flags)'),
+      pipe2: library.func('int pipe2(_Inout_ void *fds, int flags)'),
+      tee: library.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
+      poll: library.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
+      getxattr: library.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
+      exit: library.func('void _exit(int status)'),
+      fcntl: library.func('int fcntl(int fd, int cmd, int arg)'),
     } as unknown as Bindings;
     return true;
   } catch (error) {
@@ -109,6 +113,17 @@ export function nativeLoadFailure(): string | undefined {
 function native(call: string): Bindings {
   if (!bindings) throw new NativeError(call, 'unsupported', 0);
   return bindings;
+}
+
+/** A libc call bound on first use (each binding costs start-up time that most runs never need). */
+function lazyCall<T>(call: string, declaration: string): T {
+  native(call);
+  let bound = lazyCalls.get(declaration);
+  if (bound === undefined) {
+    bound = libc!.func(declaration);
+    lazyCalls.set(declaration, bound);
+  }
+  return bound as T;
 }
 
 function check(call: string, result: number): number {
@@ -356,4 +371,80 @@ export function setFdFlags(fd: number, flags: number): void {
 export function exitAtOnce(code: number): void {
   if (!bindings) return;
   bindings.exit(code);
+}
+
+const LOCK_SH = 1;
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+/**
+ * flock(2) on a descriptor, without waiting: 'held' once this open file description holds the
+ * lock, 'busy' while another one holds it (EWOULDBLOCK). The lock belongs to the open file
+ * description, so a child that inherits the descriptor holds it too, and it is released only when
+ * the last descriptor naming it closes: a lock kept by a process and its heirs says, from any pid
+ * namespace, that one of them still lives. Throws NativeError on other failures.
+ */
+export function lockFile(fd: number, mode: 'shared' | 'exclusive'): 'held' | 'busy' {
+  const flock = lazyCall<(fd: number, operation: number) => number>('flock', 'int flock(int fd, int operation)');
+  for (;;) {
+    if (flock(fd, (mode === 'shared' ? LOCK_SH : LOCK_EX) | LOCK_NB) === 0) return 'held';
+    const code = errnoName(bindings!.errno());
+    if (code === 'EINTR') continue;
+    if (code === 'EWOULDBLOCK' || code === 'EAGAIN') return 'busy';
+    throw new NativeError('flock', code, bindings!.errno());
+  }
+}
+
+/** Releases a lock taken with lockFile (closing the last descriptor releases it too). */
+export function unlockFile(fd: number): void {
+  lazyCall<(fd: number, operation: number) => number>('flock', 'int flock(int fd, int operation)')(fd, LOCK_UN);
+}
+
+/** fsetxattr(2): sets an extended attribute of an open file. Throws NativeError on failure. */
+export function setExtendedAttribute(fd: number, name: string, value: string): void {
+  const fsetxattr = lazyCall<(fd: number, name: string, value: Buffer, size: number, flags: number) => number>(
+    'fsetxattr',
+    'int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)',
+  );
+  const bytes = Buffer.from(value);
+  check('fsetxattr', fsetxattr(fd, name, bytes, bytes.length, 0));
+}
+
+const IN_MODIFY = 0x2;
+const POLLIN = 1;
+
+/**
+ * Waits, blocking this thread, until `done()` is true or `budgetMs` passed, waking only when the
+ * file at `path` is modified (inotify: kernfs notifies cgroup.events this way): no spinning, and
+ * no fixed naps that would add their length to the wait. True when `done()` became true.
+ * Undefined when the watch cannot be set (no native calls, no inotify): the caller must look by
+ * itself then.
+ */
+export function waitForFileChange(path: string, done: () => boolean, budgetMs: number): boolean | undefined {
+  if (!bindings) return undefined;
+  const init = lazyCall<(flags: number) => number>('inotify_init1', 'int inotify_init1(int flags)');
+  const addWatch = lazyCall<(fd: number, path: string, mask: number) => number>('inotify_add_watch', 'int inotify_add_watch(int fd, const char *path, uint32_t mask)');
+  const read = lazyCall<(fd: number, buffer: Buffer, size: number) => number>('read', 'long read(int fd, _Inout_ void *buf, size_t count)');
+  const fd = init(O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return undefined;
+  try {
+    if (addWatch(fd, path, IN_MODIFY) < 0) return undefined;
+    const entry = Buffer.alloc(8); // struct pollfd
+    const events = Buffer.alloc(4096);
+    const deadline = performance.now() + budgetMs;
+    // Looked at after the watch is set: a change between the two is not missed.
+    while (!done()) {
+      const left = Math.ceil(deadline - performance.now());
+      if (left <= 0) return false;
+      entry.writeInt32LE(fd, 0);
+      entry.writeInt16LE(POLLIN, 4);
+      entry.writeInt16LE(0, 6);
+      bindings.poll(entry, 1, left);
+      while (read(fd, events, events.length) > 0); // drained: the next poll waits for a new change
+    }
+    return true;
+  } finally {
+    bindings.close(fd);
+  }
 }

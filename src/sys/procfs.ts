@@ -97,20 +97,54 @@ export function readProcStatWithThreads(pid: number): ProcStatWithThreads | unde
 }
 
 /**
- * Whether a process is on its way out as a whole: its main thread is a zombie that exited with a
- * signal or a non-zero exit_group() code (field 52, exit_code; Linux 3.5+), while other threads
- * may still be ending. A SIGKILLed process with many threads is in that state for milliseconds
- * to tens of ms (each thread must get a CPU to exit) before its children are reparented. A main
- * thread that ended alone (pthread_exit) or was replaced by another thread's execve exits with 0:
- * false then, as where the field is hidden (another user's process) or missing. With `startTime`,
- * only the process that started then counts (read from the same stat line): a reused pid is false.
+ * Whether a process is on its way out as a whole, read as the kernel means it from its main
+ * thread's exit_code (field 52; Linux 3.5+) once that thread is a zombie:
+ * - a signal status (low 7 bits set): the process was killed, every thread goes (a SIGKILLed
+ *   process with many threads is in that state for milliseconds to tens of ms, each thread needing
+ *   a CPU to exit, before its children are reparented);
+ * - an exit status: exit_group() makes every other thread leave too (each gets SIGKILL pending),
+ *   but a raw exit(2) of the main thread alone leaves the others running (measured: Z with 512
+ *   while two threads run on): ending only when no other thread is left that is not being killed;
+ * - 0: the main thread ended alone (pthread_exit, or another thread's execve): not ending.
+ * False where the field is hidden (another user's process) or missing. With `startTime`, only the
+ * process that started then counts (read from the same stat line): a reused pid is false.
  */
 export function processIsEnding(pid: number, startTime?: number): boolean {
   const fields = readStatFields(pid);
   if (fields?.[0] !== 'Z') return false;
   if (startTime !== undefined && Number(fields[19]) !== startTime) return false; // field 22
   const exitCode = Number(fields[49]); // field 52, the last
-  return Number.isInteger(exitCode) && exitCode !== 0;
+  if (!Number.isInteger(exitCode) || exitCode === 0) return false;
+  if ((exitCode & 0x7f) !== 0) return true;
+  return !hasThreadLivingOn(pid);
+}
+
+/** SIGKILL's bit in a SigPnd mask: exit_group() and a fatal signal set it in every other thread. */
+const SIGKILL_PENDING = 1n << 8n;
+
+/** Whether a thread of `pid` other than its main one is alive and not being killed. */
+function hasThreadLivingOn(pid: number): boolean {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const tid of tids) {
+    if (tid === String(pid)) continue;
+    let status: string;
+    try {
+      status = readProcText(`/proc/${pid}/task/${tid}/status`);
+    } catch {
+      continue; // gone
+    }
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    if (state === undefined || isDeadState(state)) continue;
+    const pending = /^SigPnd:\s+([0-9a-f]+)$/m.exec(status)?.[1];
+    if (pending !== undefined && (BigInt(`0x${pending}`) & SIGKILL_PENDING) !== 0n) continue;
+    return true;
+  }
+  return false;
 }
 
 /** PF_KTHREAD in the flags of a stat line (field 9): a kernel thread. */

@@ -1,5 +1,6 @@
 // Plumbing for the cgroup tests: where the test process's own v2 cgroup is, and scratch cgroups
 // made there that are always emptied and removed after the test, pass or fail.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assessOwnCgroup, parseUnifiedPath, type CgroupLocation } from '../../src/sys/cgroup.js';
@@ -69,4 +70,49 @@ export function scratchCgroup(
     for (const file of ['cgroup.procs', 'cgroup.subtree_control', 'cgroup.threads']) chownSync(join(directory, file), uid, uid);
   }
   return { directory, path: `${parent.path === '/' ? '' : parent.path}/${name}` };
+}
+
+/** Every `leash-run-*` cgroup below `directory`, at any depth (nested runs, sub-cgroups). */
+export function runCgroupsBelow(directory: string): string[] {
+  const found: string[] = [];
+  const visit = (dir: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      if (entry.name.startsWith('leash-run-')) found.push(join(dir, entry.name));
+      visit(join(dir, entry.name));
+    }
+  };
+  visit(directory);
+  return found;
+}
+
+/** Whether a live process is in the cgroup at `directory` or below it. */
+export function cgroupPopulated(directory: string): boolean {
+  return populated(directory);
+}
+
+/**
+ * Starts a command inside the cgroup at `directory`: a shell moves itself there, then execs it
+ * (everything it starts, a `leash run` and its guard included, is born there).
+ */
+export function spawnInCgroup(directory: string, command: readonly string[], env: NodeJS.ProcessEnv): ChildProcess & { output: () => string } {
+  const child = spawn('sh', ['-c', 'cg=$1; shift; echo $$ > "$cg/cgroup.procs" && exec "$@"', 'sh', directory, ...command], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => (output += text));
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (output += text));
+  return Object.assign(child, { output: () => output });
+}
+
+/** The shell words that make a sub-cgroup of the caller's own cgroup (`sub` below it) and move the shell there. */
+export function moveIntoSubCgroup(mountPoint: string, sub: string): string {
+  return `cg=${mountPoint}$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p "$cg/${sub}" && echo $$ > "$cg/${sub}/cgroup.procs"`;
 }

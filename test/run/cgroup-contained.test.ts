@@ -157,7 +157,7 @@ test('leash status shows the containment; --json keeps its ten keys', { skip }, 
   cleanUpRun(t, leash.stderr);
   assert.ok(await waitUntil(() => readJson(state)?.phase === 'running', 10_000), leash.stderr());
   const human = execFileSync(process.execPath, [CLI_ENTRY, 'status', state], { encoding: 'utf8' });
-  assert.match(human, /^containment +cgroup v2 \(.*leash-run-\d+-[0-9a-f]+\)$/m);
+  assert.match(human, /^containment +cgroup v2 \(.*leash-run-\d+-[0-9a-f]+(?:-[lp]\d*)?\)$/m);
   const json = JSON.parse(execFileSync(process.execPath, [CLI_ENTRY, 'status', '--json', state], { encoding: 'utf8' })) as object;
   assert.equal(Object.keys(json).length, 10);
   signalProcess(leash.child.pid as number, 'SIGTERM');

@@ -1,0 +1,53 @@
+// Ownership of a run cgroup that does not depend on seeing a pid: a `leash run` in a private pid
+// namespace that shares the cgroup hierarchy (unshare --pid, as bubblewrap or a container without
+// a cgroup namespace) sees none of the other runs' pids. It must never remove the cgroup of a live
+// maker (here: this test process, which made one and keeps it empty, as a leash between its mkdir
+// and its command's start does), and still removes one whose maker is proven gone.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { test } from 'node:test';
+import { TreeCgroup, type CgroupLocation } from '../../src/sys/cgroup.js';
+import { cgroupPopulated, runCgroupsBelow, scratchCgroup, spawnInCgroup, usableCgroup } from '../helpers/cgroup.js';
+import { CLI_ENTRY, exited, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+
+const place = await usableCgroup();
+const hasUnshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+const skip = typeof place === 'string' ? `no cgroup to test with: ${place}` : !hasUnshare ? 'unshare --pid is not available' : false;
+
+const PRIVATE_PIDS = ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'];
+
+test('a leash in a private pid namespace never removes the empty cgroup of a live maker it cannot see, and removes one whose maker is gone', { skip }, async (t) => {
+  const location = place as CgroupLocation;
+  const parent = scratchCgroup(t, location);
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  // A live maker's cgroup, empty: this process made it and lives on.
+  const live = TreeCgroup.create({ ...location, ...parent });
+  assert.ok(live instanceof TreeCgroup, String(live));
+  t.after(() => void live.remove());
+  // A gone maker's cgroup: made by a process that then exited.
+  const maker = `
+    const { loadNative } = await import(${JSON.stringify(new URL('../../src/sys/native.js', import.meta.url).href)});
+    const { TreeCgroup } = await import(${JSON.stringify(new URL('../../src/sys/cgroup.js', import.meta.url).href)});
+    await loadNative();
+    console.log(TreeCgroup.create(JSON.parse(process.argv[1])).directory);`;
+  const abandoned = execFileSync(process.execPath, ['--input-type=module', '-e', maker, JSON.stringify({ ...location, ...parent })], { encoding: 'utf8', env: markedEnv(mark) }).trim();
+  assert.ok(existsSync(abandoned), abandoned);
+  // Five runs in the private namespace, each making its cgroup next to both (and cleaning up).
+  for (let run = 0; run < 5; run += 1) {
+    const script = `kill -0 ${process.pid} 2>/dev/null && echo "sees ${process.pid}" || echo "cannot see ${process.pid}"; echo "own pid $$"`;
+    const leash = spawnInCgroup(parent.directory, [...PRIVATE_PIDS, process.execPath, CLI_ENTRY, 'run', '--', 'sh', '-c', script], markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '', LEASH_CONTAINMENT: '' }));
+    const { code } = await exited(leash, 15_000);
+    assert.equal(code, 0, leash.output());
+    // The case really happened: contained, in a pid namespace where this process has no pid.
+    assert.match(leash.output(), /containment: cgroup v2/);
+    assert.match(leash.output(), new RegExp(`cannot see ${process.pid}`));
+    assert.match(leash.output(), /own pid ([2-9]|1\d)$/m, 'not in a private pid namespace');
+    assert.ok(existsSync(live.directory), `run ${run} removed the cgroup of a live maker: ${leash.output()}`);
+    assert.equal(existsSync(abandoned), false, `run ${run} left the cgroup of a gone maker`);
+  }
+  // Only the live maker's cgroup is left, and nothing runs.
+  assert.deepEqual(runCgroupsBelow(parent.directory), [live.directory]);
+  assert.equal(cgroupPopulated(parent.directory), false);
+});
