@@ -725,7 +725,10 @@ export class TreeSupervisor {
     const groups = new Map<number, number | undefined>();
     for (const stat of this.tree.values()) {
       if (!this.mayKillGroupOf(stat) || isDeadState(stat.state)) continue;
-      if (!groups.has(stat.pgid)) groups.set(stat.pgid, this.tree.get(stat.pgid)?.startTime);
+      if (groups.has(stat.pgid)) continue;
+      // A leader that exited (a zombie its parent has not reaped yet) is gone: the group's proof is its members now.
+      const leader = this.tree.get(stat.pgid);
+      groups.set(stat.pgid, leader && !isDeadState(leader.state) ? leader.startTime : undefined);
     }
     guard.track(groups);
   }
