@@ -8,6 +8,7 @@ import type { ControlCommand } from '../supervisor/protocol.js';
 import { LEADER_ALREADY_GONE } from '../sys/processes.js';
 import { readProcStat } from '../sys/procfs.js';
 import { randomHex } from '../sys/random.js';
+import { LeaderWatch } from './leader-watch.js';
 
 /** The variable the supervisor's sweep looks for (the owner library's name, on purpose). */
 export const RUN_TOKEN_VARIABLE = 'LEASH_OWNER_TOKEN';
@@ -21,6 +22,12 @@ export class RunGuard {
   private active = true;
   /** Every supervisor process this guard started, by pid, with its start time. */
   private readonly processes = new Map<number, number>();
+  /**
+   * The registered leaders, each heard when it exits: the group is registered again without its
+   * leader at once, and the supervisor records the members left in it. A walk would come up to
+   * seconds later, and a SIGKILL of leash in between left a scrubbed member unproven.
+   */
+  private readonly leaders = new LeaderWatch((pgid) => this.leaderExited(pgid));
 
   constructor(graceMs: number) {
     this.link = new SupervisorLink({
@@ -71,12 +78,22 @@ export class RunGuard {
       if (this.registered.get(pgid) === startTime) continue;
       this.registered.set(pgid, startTime);
       this.link.send({ verb: 'register', pgid, startTime });
+      if (startTime === LEADER_ALREADY_GONE) this.leaders.remove(pgid);
+      else this.leaders.add(pgid, startTime);
     }
     for (const pgid of this.registered.keys()) {
       if (groups.has(pgid)) continue;
       this.registered.delete(pgid);
+      this.leaders.remove(pgid);
       this.link.notify({ verb: 'unregister', pgid });
     }
+  }
+
+  /** A registered leader exited: its group, if it still has members, is registered again without it. */
+  private leaderExited(pgid: number): void {
+    if (!this.active || !this.registered.has(pgid) || this.registered.get(pgid) === LEADER_ALREADY_GONE) return;
+    this.registered.set(pgid, LEADER_ALREADY_GONE);
+    this.link.send({ verb: 'register', pgid, startTime: LEADER_ALREADY_GONE });
   }
 
   /** Whether what was said to the guard is all in its pipe (SupervisorLink.allWritten). */
@@ -89,6 +106,7 @@ export class RunGuard {
     if (!this.active) return;
     this.active = false;
     this.registered.clear();
+    this.leaders.stop();
     void this.link.release();
   }
 }

@@ -162,17 +162,19 @@ export async function runMain(argv: string[]): Promise<number> {
   if (parsed.ignoreHangup) ignoreHangup();
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
   if (process.platform === 'linux' && hasProcfs()) {
-    // Contained, koffi is not needed to choose (but under systemd: containmentNeedsNative) nor to
-    // start the command: the supervisor loads it once the command runs.
-    if (containmentNeedsNative(process.env)) await loadNative();
+    // koffi is needed before the command starts (the subreaper bit, in every mode): its loading
+    // begins now, and its file reads overlap the cgroup's making. Choosing needs it only under
+    // systemd (containmentNeedsNative).
+    const native = loadNative();
+    if (containmentNeedsNative(process.env)) await native;
     const containment = chooseContainment(process.env, (message) => log(`warning: ${message}`));
-    if (containment.cgroup || (await loadNative())) {
+    if (containment.cgroup || (await native)) {
       // One line says which containment is in force (--quiet drops it, as the phase lines).
       const described = describeContainment(containment.cgroup, containment.cgroup ? undefined : containment.reason);
       log(`containment: ${described}`);
       // The process tree's guard is a death supervisor (Node); contained, a shell (cgroup-guard.ts).
       const guard = containment.cgroup ? undefined : new RunGuard(parsed.graceMs);
-      const supervisor = new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described });
+      const supervisor = new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described, native });
       const code = await supervisor.run();
       // The tree is gone and the guard told: nothing of leash's own teardown is of use to anyone,
       // and a client that waits for the server to be gone would wait for it (sys/quick-exit.ts).

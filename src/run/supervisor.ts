@@ -14,7 +14,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
-import { CLOCK_TICKS_PER_SECOND, readChildren, readProcStat, readUptimeSeconds, isDeadState, isStoppedState, processIsEnding, type ProcStat } from '../sys/procfs.js';
+import { readChildren, readProcStat, isDeadState, isStoppedState, processIsEnding, type ProcStat } from '../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
 import {
   getParentPid,
@@ -27,6 +27,7 @@ import {
 } from '../sys/native.js';
 import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import type { TreeCgroup } from '../sys/cgroup.js';
+import { CgroupContainment } from './containment/cgroup.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { CgroupGuard } from './cgroup-guard.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
@@ -71,9 +72,6 @@ const RUNNING_REAP_GAP_MS = 50;
  * after the stop began, when a tree that honours the signal is gone, then with each sweep.
  */
 const STOP_NEWCOMER_WALK_MS = 50;
-/** Contained: how long a stop's pass over the members goes on after its first group signal. */
-const CONTAINED_SIGNAL_SLICE_MS = 0.5;
-
 /** Contained: the members a signal is about to reach, the first few read (pid, command line), the rest counted. */
 interface ContainedNames {
   signal: NodeJS.Signals;
@@ -104,6 +102,8 @@ export interface TreeSupervisorOptions {
   cgroup?: TreeCgroup;
   /** The containment line for the writer record (`leash status`). */
   containment?: string;
+  /** The native calls' loading, begun by the caller at leash's start; loadNative() when absent. */
+  native?: Promise<boolean>;
 }
 
 /** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
@@ -174,17 +174,14 @@ export class TreeSupervisor {
   private clientWatch: WriterWatch | undefined;
   private resumedFromSuspend = false;
   private readonly cgroup: TreeCgroup | undefined;
+  /** Contained: the run as the union of the cgroup and leash's descendants outside it. */
+  private readonly contained: CgroupContainment | undefined;
+  /** Contained: whether the descendants outside the cgroup were signalled once it emptied. */
+  private outsidersSignalled = false;
   private cgroupGuard: CgroupGuard | undefined;
-  /**
-   * Contained: for each set of signalled processes (a phase's, or a one-off's), its group signals
-   * (pgid -> tick sent) and the members already looked at (see signalCgroup).
-   */
-  private readonly groupSignals = new WeakMap<Set<string>, { groups: Map<number, number>; examined: Set<number> }>();
   /** The SIGCHLD listener, which a contained stop mutes while cgroup.events says the tree lives. */
   private readonly childListener = () => this.onChildEvent();
   private childrenMuted = false;
-  /** Processes in the cgroup at the last look (contained). */
-  private memberCount = 0;
   private readonly ended: EndedRecord;
   private readonly commands = new CommandCache();
   /** signal:pid:start of the processes already named as sent that signal. */
@@ -197,6 +194,11 @@ export class TreeSupervisor {
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.cgroup = options.cgroup;
+    this.contained = options.cgroup && new CgroupContainment(options.cgroup, {
+      self: this.self,
+      isGuard: (pid) => this.isGuard(pid),
+      liveChildren: () => this.reapAdopted(),
+    });
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
       options.log(`warning: ${message}`),
     undefined, options.containment === undefined ? undefined : { containment: options.containment });
@@ -258,7 +260,7 @@ export class TreeSupervisor {
   snapshot(): Omit<RunState, 'updated_at'> {
     let active = 0;
     for (const stat of this.tree.values()) if (!isDeadState(stat.state)) active += 1;
-    if (this.cgroup) active = this.memberCount;
+    if (this.contained) active = this.contained.count();
     return {
       active_children: active,
       adopted_children: this.adopted.size,
@@ -279,11 +281,17 @@ export class TreeSupervisor {
 
   /** Runs the command to the end of its whole tree; resolves with leash's exit code. */
   async run(): Promise<number> {
-    // In the process tree, orphans must come to us, not to init, from the runner's very first
-    // fork: the tree is all there is to find them by. Contained, the cgroup holds every process
-    // wherever it is reparented, so the command starts first and koffi (~10 ms) loads while it
-    // does (startNativeLate): a wrapped server's start waits for less.
-    if (!this.cgroup) setChildSubreaper();
+    // Orphans must come to us, not to init, from the runner's very first fork, in every mode: the
+    // seed sets the bit before anything else, and `adopted` counts from the first orphan on.
+    // Contained, main.ts began loading koffi at leash's start, beside the cgroup's making.
+    const native = await (this.options.native ?? loadNative());
+    if (native) setChildSubreaper();
+    else if (this.cgroup) {
+      this.options.log(
+        `warning: native calls unavailable (${nativeLoadFailure()}): orphans go to init (still in the cgroup, ended with the tree)` +
+          (this.options.dieWithParent ? "; the parent is looked at once a second, stdin's writers not at all" : ''),
+      );
+    }
     this.on('SIGCHLD', this.childListener);
     for (const signal of stopSignals()) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
@@ -300,7 +308,7 @@ export class TreeSupervisor {
       this.cleanUp();
       return 128 + signalNumber(early);
     }
-    if (!this.cgroup && this.options.dieWithParent && !this.armParentDeath()) {
+    if (this.options.dieWithParent && !this.armParentDeath()) {
       this.options.log('parent already gone before the command started; not starting it');
       this.cleanUp();
       return 1;
@@ -336,9 +344,6 @@ export class TreeSupervisor {
       this.reapedTotal += 1;
       this.scheduleCheck();
     });
-    // After the exit listener: the runner may end while koffi loads.
-    const parentGone = this.cgroup ? !(await this.startNativeLate()) : false;
-
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
     });
@@ -348,7 +353,8 @@ export class TreeSupervisor {
     this.enterPhase('running');
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
-    else if (parentGone) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
+    // The parent may have died while the runner started: its prompt came before the phase ran.
+    else if (this.options.dieWithParent && this.parentIsGone(false)) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
     // Contained, nothing is walked while the command runs: the sweep only refreshes the state
     // document's count (one read of cgroup.procs), and only when there is a document.
     if (!this.cgroup) this.armSweep(RUNNING_SWEEP_MS);
@@ -389,27 +395,6 @@ export class TreeSupervisor {
       return undefined;
     }
     return starting;
-  }
-
-  /**
-   * Contained, once the runner is started: the native calls, the subreaper and the parent-death
-   * signal. An orphan made before (the runner's first milliseconds) is reparented to init or the
-   * nearest subreaper, which reaps it; it is still in the cgroup, so it is counted among the
-   * active processes and ended with the tree, but not among the adopted ones. False when
-   * --die-with-parent finds the parent already gone (its death was not signalled yet).
-   * Without koffi the run goes on contained: no orphan is adopted, and the parent is read from
-   * /proc every second.
-   */
-  private async startNativeLate(): Promise<boolean> {
-    if (await loadNative()) {
-      setChildSubreaper();
-    } else {
-      this.options.log(
-        `warning: native calls unavailable (${nativeLoadFailure()}): orphans go to init (still in the cgroup, ended with the tree)` +
-          (this.options.dieWithParent ? "; the parent is looked at once a second, stdin's writers not at all" : ''),
-      );
-    }
-    return !this.options.dieWithParent || this.armParentDeath();
   }
 
   private on(event: string, listener: (...args: unknown[]) => void): void {
@@ -480,7 +465,13 @@ export class TreeSupervisor {
     } else if (this.phase === 'stopping') {
       // A repeated request is passed on too; the grace keeps running.
       this.forgetSignalled();
-      this.signalTree(treeSignalFor(signal));
+      if (this.contained) {
+        this.stopSignal = treeSignalFor(signal);
+        void this.containedPass(this.contained, this.stopSignal);
+        this.signalOutsiders(this.contained);
+      } else {
+        this.signalTree(treeSignalFor(signal));
+      }
     }
   }
 
@@ -566,8 +557,8 @@ export class TreeSupervisor {
       else {
         this.reapAdopted();
         // Contained there is no sweep to publish the counters: the reaps do (at most once a second).
-        if (this.cgroup && this.options.statePath !== undefined) {
-          this.memberCount = this.cgroup.members().length;
+        if (this.contained && this.options.statePath !== undefined) {
+          this.contained.refresh();
           this.state.publish();
         }
       }
@@ -656,8 +647,8 @@ export class TreeSupervisor {
 
   /** Re-walks the tree and refreshes the adoption record and counters. */
   private observe(): void {
-    if (this.cgroup) {
-      this.observeContained(this.cgroup);
+    if (this.contained) {
+      this.observeContained(this.contained);
       return;
     }
     const previous = this.tree;
@@ -687,8 +678,8 @@ export class TreeSupervisor {
    * Contained: no walk. The members are counted from the cgroup's own list; our children other
    * than the runner and the guard are the adopted orphans.
    */
-  private observeContained(cgroup: TreeCgroup): void {
-    this.memberCount = cgroup.members().length;
+  private observeContained(contained: CgroupContainment): void {
+    contained.refresh();
     const direct = new Map<number, number>();
     for (const pid of readChildren(this.self) ?? []) {
       if ((pid === this.runnerPid && this.runnerExitCode === null) || this.isGuard(pid)) continue;
@@ -707,7 +698,7 @@ export class TreeSupervisor {
     // A member leaves the cgroup in exit(), before it is a zombie to reap: contained, the tree is
     // empty once the cgroup is and none of our children is still on its way out (each such one
     // sends a SIGCHLD when it gets there, which checks again).
-    return this.cgroup ? !this.cgroup.populated() && this.reapAdopted() === 0 : this.tree.size === 0;
+    return this.contained ? this.contained.isEmpty() : this.tree.size === 0;
   }
 
   /**
@@ -734,7 +725,10 @@ export class TreeSupervisor {
     const groups = new Map<number, number | undefined>();
     for (const stat of this.tree.values()) {
       if (!this.mayKillGroupOf(stat) || isDeadState(stat.state)) continue;
-      if (!groups.has(stat.pgid)) groups.set(stat.pgid, this.tree.get(stat.pgid)?.startTime);
+      if (groups.has(stat.pgid)) continue;
+      // A leader that exited (a zombie its parent has not reaped yet) is gone: the group's proof is its members now.
+      const leader = this.tree.get(stat.pgid);
+      groups.set(stat.pgid, leader && !isDeadState(leader.state) ? leader.startTime : undefined);
     }
     guard.track(groups);
   }
@@ -765,8 +759,8 @@ export class TreeSupervisor {
       this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
       return;
     }
-    if (this.cgroup && (this.phase === 'stopping' || this.phase === 'killing')) {
-      this.checkContainedStop(this.cgroup);
+    if (this.contained && (this.phase === 'stopping' || this.phase === 'killing')) {
+      this.checkContainedStop(this.contained);
       return;
     }
     this.reapAdopted();
@@ -791,7 +785,7 @@ export class TreeSupervisor {
 
   /** Whether the last walk saw any live process besides the runner. */
   private sawDescendants(): boolean {
-    if (this.cgroup) return this.cgroup.populated();
+    if (this.contained) return !this.contained.isEmpty();
     for (const stat of this.tree.values()) {
       if (stat.pid !== this.runnerPid && !isDeadState(stat.state)) return true;
     }
@@ -799,39 +793,62 @@ export class TreeSupervisor {
   }
 
   /**
-   * Contained, while the tree dies: ends leash once the cgroup is empty (one read of
-   * cgroup.events) and none of our children is still on its way out; otherwise one pass over the
-   * members for what the stop has not reached yet (newcomers), named as they are reached. No
-   * reaping before then (our zombies hold nothing but their pids) and no look at our children.
+   * Contained, while the tree dies, on any wake-up (cgroup.events, a SIGCHLD once heard again, the
+   * runner's exit): ends leash once the run is empty, the cgroup (one read of cgroup.events) and
+   * leash's children (none still on its way out, none outside the cgroup). No reaping while the
+   * cgroup lives (our zombies hold nothing but their pids), and no signal: a pass for newcomers
+   * is the timers' (sweepContainedStop), so the freeze's own events never start another.
    */
-  private checkContainedStop(cgroup: TreeCgroup): void {
-    let empty = !cgroup.populated();
-    if (empty) {
+  private checkContainedStop(containment: CgroupContainment): void {
+    if (containment.cgroupEmpty()) {
       // Heard before reaping: a child that becomes a zombie after the reap below still wakes us.
       this.muteChildren(false);
-      empty = this.reapAdopted() === 0;
-    }
-    if (empty) {
-      if (this.runnerExitCode !== null) {
-        this.end();
-        return;
+      if (containment.isEmpty()) {
+        if (this.runnerExitCode !== null) {
+          this.end();
+          return;
+        }
+      } else if (!this.outsidersSignalled) {
+        // The cgroup is empty and descendants of leash live on: they left the cgroup.
+        this.outsidersSignalled = true;
+        this.signalOutsiders(containment);
       }
-    } else if (cgroup.populated()) {
-      this.logNames(this.signalMembers(cgroup, this.phase === 'killing' ? 'SIGKILL' : this.stopSignal));
     }
     this.state.publish();
   }
 
   /**
-   * Contained: one read of the member list, the few names shown read before the signal ends them
-   * (prepareNames), then the signal (signalCgroup). The names are for logNames, after.
+   * Contained, from the timers while the tree dies (STOP_NEWCOMER_WALK_MS after the first signal,
+   * then each sweep): the phase's signal to members that came after the last pass (a fork in the
+   * middle of it), and a walk for the descendants of leash outside the cgroup.
    */
-  private signalMembers(cgroup: TreeCgroup, signal: NodeJS.Signals): ContainedNames {
-    const pids = cgroup.members();
-    this.memberCount = pids.length;
-    const names = this.prepareNames(signal, pids);
-    this.signalCgroup(cgroup, signal, this.signalled, pids);
-    return names;
+  private sweepContainedStop(containment: CgroupContainment): void {
+    if (this.phase !== 'stopping' && this.phase !== 'killing') return;
+    const signal = this.phase === 'killing' ? 'SIGKILL' : this.stopSignal;
+    if (!containment.cgroupEmpty() && containment.hasNewcomers()) void this.containedPass(containment, signal);
+    this.signalOutsiders(containment);
+    this.checkContainedStop(containment);
+  }
+
+  /** Contained: one pass of the signal over the cgroup, frozen, the few names shown read meanwhile. */
+  private async containedPass(containment: CgroupContainment, signal: NodeJS.Signals): Promise<number> {
+    let names: ContainedNames | undefined;
+    const reached = await containment.signalMembers(signal, (pids) => {
+      names = this.prepareNames(signal, pids);
+    });
+    if (names) this.logNames(names);
+    return reached;
+  }
+
+  /** Contained: the phase's signal to the descendants of leash outside the cgroup, by identity, named. */
+  private signalOutsiders(containment: CgroupContainment): void {
+    const signal = this.phase === 'killing' ? 'SIGKILL' : this.stopSignal;
+    // Read before the signal: a process has no command line once it is gone.
+    this.commands.update(containment.findOutsiders());
+    const sent = containment.signalOutsiders(signal);
+    if (sent.length === 0) return;
+    const { named, total } = this.ended.add(sent, signal, (stat) => this.commands.commandFor(stat));
+    this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} outside the cgroup with ${signal}: ${nameProcesses(named, total)}`);
   }
 
   private muteChildren(mute: boolean): void {
@@ -842,34 +859,35 @@ export class TreeSupervisor {
   }
 
   /**
-   * Contained: the stop signal first, within a millisecond of the decision. One read of the
-   * member list, the few names shown read before the signal (prepareNames), one killpg per group
-   * through a witness (signalCgroup); everything else comes after, or not at all.
+   * Contained: the stop signal first, to the whole tree at once: the cgroup frozen, every member
+   * of one read signalled, thawed (the few names shown read while frozen). Then the phase line,
+   * the grace, and the timers' passes for newcomers and for descendants outside the cgroup.
    */
-  private beginContainedStop(cgroup: TreeCgroup, signal: NodeJS.Signals, reason: string): void {
+  private beginContainedStop(containment: CgroupContainment, signal: NodeJS.Signals, reason: string): void {
     this.stopSignal = signal;
-    const names = this.signalMembers(cgroup, signal);
-    if (this.memberCount === 0 && this.runnerExitCode !== null && !cgroup.populated() && this.reapAdopted() === 0) {
-      this.end();
-      return;
-    }
-    this.enterPhase('stopping', reason);
-    this.logNames(names);
+    // Set at once: no second stop begins while the freeze is awaited.
+    this.phase = 'stopping';
+    this.after(this.options.graceMs, () => this.escalate());
     // While cgroup.events says the tree lives, a SIGCHLD (up to one per dying member) has nothing
     // to tell: leash keeps off the CPU the dying tree needs. Heard again once it says empty.
-    if (cgroup.watching) this.muteChildren(true);
-    this.armSweep(STOPPING_SWEEP_MS);
-    this.after(this.options.graceMs, () => this.escalate());
-    // The pass for newcomers (and members past the first pass's slice) comes once a tree that
-    // honours the signal has had time to go; until then a SIGCHLD only looks at cgroup.events.
-    this.lastCheckAt = performance.now();
-    this.after(STOP_NEWCOMER_WALK_MS, () => this.check());
+    if (containment.cgroup.watching) this.muteChildren(true);
+    void this.containedPass(containment, signal).then((reached) => {
+      if (this.phase !== 'stopping') return;
+      if (reached === 0 && this.runnerExitCode !== null && containment.isEmpty()) {
+        this.end();
+        return;
+      }
+      this.enterPhase('stopping', reason);
+      this.armSweep(STOPPING_SWEEP_MS);
+      this.after(STOP_NEWCOMER_WALK_MS, () => this.sweepContainedStop(containment));
+      this.scheduleCheck();
+    });
   }
 
   private beginStop(signal: NodeJS.Signals, reason: string): void {
     if (this.phase !== 'running') return;
-    if (this.cgroup) {
-      this.beginContainedStop(this.cgroup, signal, reason);
+    if (this.contained) {
+      this.beginContainedStop(this.contained, signal, reason);
       return;
     }
     this.stopSignal = signal;
@@ -903,17 +921,22 @@ export class TreeSupervisor {
 
   private escalate(): void {
     if (this.phase !== 'stopping') return;
-    if (this.cgroup) {
-      if (!this.cgroup.populated() && this.reapAdopted() === 0 && this.runnerExitCode !== null) {
+    const contained = this.contained;
+    if (contained) {
+      if (contained.isEmpty() && this.runnerExitCode !== null) {
         this.end();
         return;
       }
       this.escalated = true;
       this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
       this.forgetSignalled();
-      // cgroup.kill, with the names read first (checkContainedStop); again while anything is left.
-      this.checkContainedStop(this.cgroup);
-      this.after(KILL_REPEAT_MS, () => this.check(), true);
+      // cgroup.kill (the names read first) and SIGKILL to each outsider; again while anything is left.
+      void this.containedPass(contained, 'SIGKILL');
+      this.signalOutsiders(contained);
+      this.after(KILL_REPEAT_MS, () => {
+        contained.newPhase();
+        this.sweepContainedStop(contained);
+      }, true);
       return;
     }
     this.reapAdopted();
@@ -944,7 +967,6 @@ export class TreeSupervisor {
    * Returns how many processes were reached.
    */
   private signalTree(signal: NodeJS.Signals, signalled = this.signalled, spare?: ReadonlySet<string>): number {
-    if (this.cgroup) return this.signalCgroup(this.cgroup, signal, signalled);
     let reached = 0;
     const groups = new Map<number, ProcStat[]>();
     // A group holding a spared process is signalled member by member, without it.
@@ -983,74 +1005,10 @@ export class TreeSupervisor {
     return reached;
   }
 
-  /**
-   * Contained: SIGKILL is cgroup.kill (every member at once, newcomers included). Any other signal
-   * goes once per phase to each process group of the tree as a whole (one killpg through a
-   * witness proven a member of the cgroup, as the process tree does through a walked one), and to
-   * each member no group signal reached, by identity. Members are looked at for half a millisecond
-   * after the first group signal at most: the rest is the next check's (50 ms later,
-   * once a tree that honours the signal is gone), not work on the CPU the dying tree needs.
-   * `signalled` names the phase (forgetSignalled starts a new one); `pids` is the member list
-   * when the caller has just read it.
-   */
-  private signalCgroup(cgroup: TreeCgroup, signal: NodeJS.Signals, signalled: Set<string>, pids = cgroup.members()): number {
-    if (signal === 'SIGKILL') {
-      cgroup.kill();
-      return pids.length;
-    }
-    let reached = 0;
-    let firstGroupAt: number | undefined;
-    let state = this.groupSignals.get(signalled);
-    if (!state) this.groupSignals.set(signalled, (state = { groups: new Map(), examined: new Set() }));
-    const { groups: groupsSignalled, examined } = state;
-    // A member is looked at once (one stat read), not at every pass while the tree dies. A pid
-    // gone from the list is a process gone: listed again later, it is another (a reuse inside one
-    // pass's interval would take a wrap of the whole pid space).
-    const listed = new Set(pids);
-    for (const pid of examined) if (!listed.has(pid)) examined.delete(pid);
-    for (const pid of pids) {
-      if (firstGroupAt !== undefined && performance.now() - firstGroupAt > CONTAINED_SIGNAL_SLICE_MS) break;
-      if (examined.has(pid)) continue;
-      const stat = readProcStat(pid);
-      if (!stat || isDeadState(stat.state)) continue;
-      examined.add(pid);
-      // Reached by its group's signal only if it existed then (start times are in ticks: one that
-      // started in the signal's tick gets its own too). One that leaves the group afterwards has
-      // had the signal: looking at it again would only cost a read.
-      const groupAt = groupsSignalled.get(stat.pgid);
-      if (groupAt !== undefined && stat.startTime < groupAt) continue;
-      if (this.mayKillContainedGroup(cgroup, stat) && cgroup.holds(pid)) {
-        // Still the process read above (start time) and still in the group: the group is the tree's.
-        const outcome = signalGroupWithWitness(stat.pgid, stat, signal);
-        if (outcome === 'sent') {
-          groupsSignalled.set(stat.pgid, Math.floor((readUptimeSeconds() ?? -Infinity) * CLOCK_TICKS_PER_SECOND));
-          firstGroupAt ??= performance.now();
-          reached += 1;
-          continue;
-        }
-      }
-      if (cgroup.signalMember(pid, signal) === 'sent') reached += 1;
-    }
-    return reached;
-  }
-
   /** A new phase, or a repeated stop signal: everything is to be signalled again. */
   private forgetSignalled(): void {
     this.signalled.clear();
-    this.groupSignals.delete(this.signalled);
-  }
-
-  /**
-   * Whether a member's process group may be signalled as a whole: never leash's own; in leash's
-   * session (--keep-terminal) only a group whose leader is a member (any process of a session may
-   * join any of its groups, the interactive shell's included). A group of a session the tree made
-   * holds the tree's processes only.
-   */
-  private mayKillContainedGroup(cgroup: TreeCgroup, stat: ProcStat): boolean {
-    if (stat.pgid <= 1 || stat.pgid === this.ownPgid) return false;
-    this.knownSid ??= readProcStat('self')?.sid;
-    if (this.knownSid !== undefined && stat.sid !== this.knownSid) return true;
-    return cgroup.holds(stat.pgid);
+    this.contained?.newPhase();
   }
 
   private enterPhase(phase: Phase, reason?: string): void {
@@ -1069,8 +1027,8 @@ export class TreeSupervisor {
   private end(): void {
     // Contained, the counts come from the last look, which may predate the last exits: the final
     // document says what is left now (nothing: the cgroup is empty).
-    if (this.cgroup) {
-      this.memberCount = 0;
+    if (this.contained) {
+      this.contained.emptied();
       this.adopted = new Map();
     }
     this.enterPhase('exited');

@@ -572,3 +572,53 @@ export function describeContainment(cgroup: TreeCgroup | undefined, fallbackReas
     ? `cgroup v2 (${cgroup.directory})`
     : `process tree (subreaper)${fallbackReason ? `; no usable cgroup: ${fallbackReason}` : ''}`;
 }
+
+// --- leash run's stop (freeze, then signal the whole tree at once) -------------------------------
+
+/** Whether cgroup.events of `directory` says every process in it (and below) is frozen. */
+export function cgroupFrozen(directory: string): boolean {
+  const events = readCgroupFile(directory, 'cgroup.events');
+  return events !== undefined && /^frozen 1$/m.test(events);
+}
+
+/** Every pid of one read of cgroup.procs of `directory` and of every cgroup below it, at any depth. */
+export function cgroupProcsDeep(directory: string): number[] {
+  const pids: number[] = [];
+  const pending = [directory];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    pids.push(...parsePids(readCgroupFile(next, 'cgroup.procs')));
+    let entries;
+    try {
+      entries = readdirSync(next, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) if (entry.isDirectory()) pending.push(join(next, entry.name));
+  }
+  return pids;
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
+
+/**
+ * Freezes the cgroup, waits (off the CPU: the tasks must run to freeze) for `frozen 1`, hands
+ * `whileFrozen` one read of every pid in it and below, then thaws. A frozen task can neither
+ * exit, fork nor be reaped: every pid read names the member it named when read, so plain kill(2)
+ * is proof enough, and a signal sent to all of them reaches the whole tree at once. False, thawed
+ * again and `whileFrozen` not called, when the cgroup cannot be frozen or does not freeze within
+ * `budgetMs` (a task in uninterruptible sleep).
+ */
+export async function withCgroupFrozen(cgroup: TreeCgroup, whileFrozen: (pids: number[]) => void, budgetMs = 250): Promise<boolean> {
+  if (!cgroup.freeze(true)) return false;
+  try {
+    const deadline = performance.now() + budgetMs;
+    while (!cgroupFrozen(cgroup.directory)) {
+      if (performance.now() > deadline || readCgroupFile(cgroup.directory, 'cgroup.events') === undefined) return false;
+      await nextTurn();
+    }
+    whileFrozen(cgroupProcsDeep(cgroup.directory));
+    return true;
+  } finally {
+    cgroup.freeze(false);
+  }
+}
