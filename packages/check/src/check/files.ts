@@ -94,14 +94,19 @@ function display(absolute: string, cwd: string): string {
   return (rel === '' || rel.startsWith('..') ? absolute : rel).split(sep).join('/');
 }
 
-export function listTargets(paths: string[], cwd: string, filter: PathFilter): Listing {
+/**
+ * `forceExclude`: the named paths are skipped as a listing would skip them (default and configured
+ * skips, other languages), without a note; for a hook that names every changed file (pre-commit),
+ * so that it checks what `leash check` with no paths would check of them.
+ */
+export function listTargets(paths: string[], cwd: string, filter: PathFilter, forceExclude = false): Listing {
   const targets: Target[] = [];
   const notes: string[] = [];
   const add = (absolute: string, origin: { fromGit?: boolean; named?: boolean; below?: string }) => {
     const path = display(absolute, cwd);
     const language = languageOf(path);
     if (!language) return;
-    if (origin.named ? filter.isHelper(path) : filter.isSkipped(path, origin.below)) return;
+    if (origin.named && !forceExclude ? filter.isHelper(path) : filter.isSkipped(path, origin.below)) return;
     targets.push({ path, absolute, language, fromGit: origin.fromGit === true, named: origin.named === true });
   };
   if (paths.length === 0) {
@@ -128,13 +133,14 @@ export function listTargets(paths: string[], cwd: string, filter: PathFilter): L
     }
     if (stats.isDirectory()) {
       const shown = display(absolute, cwd);
+      if (forceExclude && filter.isSkipped(shown)) continue;
       if (filter.isHelper(shown) || filter.isConfiguredSkip(shown)) {
         notes.push(`${given}: skipped, it matches the configuration's "helpers" or "skip"`);
         continue;
       }
       walk(absolute, cwd, filter, add, notes);
     } else if (stats.isFile()) {
-      if (!languageOf(display(absolute, cwd))) notes.push(`${given}: not checked, not a Python or JS/TS file`);
+      if (!languageOf(display(absolute, cwd)) && !forceExclude) notes.push(`${given}: not checked, not a Python or JS/TS file`);
       add(absolute, { named: true });
     } else {
       throw new CheckError(`cannot check ${given}: not a regular file or a folder`);
