@@ -1,7 +1,8 @@
 // Which files a run looks at: the repository's tracked files or the named paths, minus the default
 // skips (tests, fixtures, vendored and generated trees) and the project's own spawn helpers.
-import { execFileSync } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, relative, resolve, sep } from 'node:path';
 import { languageOf } from './checker.js';
 import { CheckError, type CheckConfig } from './config.js';
@@ -201,6 +202,9 @@ const SYMLINK_MODE = '120000';
 const SUBMODULE_MODE = '160000';
 
 function gitTrackedFiles(cwd: string): Array<{ path: string; mode: string }> {
+  // Loaded here, not at the top: node:child_process (with net and dgram) is a few ms of a run that
+  // names its files, as a pre-commit hook's does, and never spawns git.
+  const { execFileSync } = createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
   let out: string;
   try {
     out = execFileSync('git', ['ls-files', '-z', '--stage'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
