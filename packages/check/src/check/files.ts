@@ -1,7 +1,8 @@
 // Which files a run looks at: the repository's tracked files or the named paths, minus the default
 // skips (tests, fixtures, vendored and generated trees) and the project's own spawn helpers.
-import { execFileSync } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, relative, resolve, sep } from 'node:path';
 import { languageOf } from './checker.js';
 import { CheckError, type CheckConfig } from './config.js';
@@ -94,14 +95,19 @@ function display(absolute: string, cwd: string): string {
   return (rel === '' || rel.startsWith('..') ? absolute : rel).split(sep).join('/');
 }
 
-export function listTargets(paths: string[], cwd: string, filter: PathFilter): Listing {
+/**
+ * `forceExclude`: the named paths are skipped as a listing would skip them (default and configured
+ * skips, other languages), without a note; for a hook that names every changed file (pre-commit),
+ * so that it checks what `leash check` with no paths would check of them.
+ */
+export function listTargets(paths: string[], cwd: string, filter: PathFilter, forceExclude = false): Listing {
   const targets: Target[] = [];
   const notes: string[] = [];
   const add = (absolute: string, origin: { fromGit?: boolean; named?: boolean; below?: string }) => {
     const path = display(absolute, cwd);
     const language = languageOf(path);
     if (!language) return;
-    if (origin.named ? filter.isHelper(path) : filter.isSkipped(path, origin.below)) return;
+    if (origin.named && !forceExclude ? filter.isHelper(path) : filter.isSkipped(path, origin.below)) return;
     targets.push({ path, absolute, language, fromGit: origin.fromGit === true, named: origin.named === true });
   };
   if (paths.length === 0) {
@@ -128,13 +134,14 @@ export function listTargets(paths: string[], cwd: string, filter: PathFilter): L
     }
     if (stats.isDirectory()) {
       const shown = display(absolute, cwd);
+      if (forceExclude && filter.isSkipped(shown)) continue;
       if (filter.isHelper(shown) || filter.isConfiguredSkip(shown)) {
         notes.push(`${given}: skipped, it matches the configuration's "helpers" or "skip"`);
         continue;
       }
       walk(absolute, cwd, filter, add, notes);
     } else if (stats.isFile()) {
-      if (!languageOf(display(absolute, cwd))) notes.push(`${given}: not checked, not a Python or JS/TS file`);
+      if (!languageOf(display(absolute, cwd)) && !forceExclude) notes.push(`${given}: not checked, not a Python or JS/TS file`);
       add(absolute, { named: true });
     } else {
       throw new CheckError(`cannot check ${given}: not a regular file or a folder`);
@@ -195,6 +202,9 @@ const SYMLINK_MODE = '120000';
 const SUBMODULE_MODE = '160000';
 
 function gitTrackedFiles(cwd: string): Array<{ path: string; mode: string }> {
+  // Loaded here, not at the top: node:child_process (with net and dgram) is a few ms of a run that
+  // names its files, as a pre-commit hook's does, and never spawns git.
+  const { execFileSync } = createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
   let out: string;
   try {
     out = execFileSync('git', ['ls-files', '-z', '--stage'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });

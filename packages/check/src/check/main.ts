@@ -28,6 +28,8 @@ options:
   --all                ignore the baseline
   --config FILE        configuration file (default: .leash-check.json if present)
   --max-file-size SIZE  largest file checked, e.g. 64M (default 16M); a larger one is exit 2
+  --force-exclude      skip named paths as a run without PATHs would (tests, vendored code, the
+                       configuration's skip globs, other languages): for hooks such as pre-commit
   -h, --help           this text
 
 exit: 0 clean, 1 findings, 2 could not run or could not judge a file (git cannot list, unreadable
@@ -44,10 +46,11 @@ interface Options {
   all: boolean;
   help: boolean;
   maxFileBytes: number;
+  forceExclude: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { paths: [], format: undefined, baseline: undefined, config: undefined, printBaseline: false, strictBaseline: false, all: false, help: false, maxFileBytes: DEFAULT_MAX_FILE_BYTES };
+  const options: Options = { paths: [], format: undefined, baseline: undefined, config: undefined, printBaseline: false, strictBaseline: false, all: false, help: false, maxFileBytes: DEFAULT_MAX_FILE_BYTES, forceExclude: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const value = (): string => {
@@ -76,6 +79,7 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--print-baseline') options.printBaseline = true;
     else if (arg === '--strict-baseline') options.strictBaseline = true;
     else if (arg === '--all') options.all = true;
+    else if (arg === '--force-exclude') options.forceExclude = true;
     else if (arg === '-h' || arg === '--help') options.help = true;
     else if (arg.startsWith('-')) throw new CheckError(`unknown option '${arg}'`);
     else options.paths.push(arg);
@@ -118,7 +122,7 @@ export async function checkMain(argv: string[]): Promise<number> {
 async function run(options: Options): Promise<number> {
   const cwd = process.cwd();
   const config = loadConfig(cwd, options.config);
-  const { targets, notes } = listTargets(options.paths, cwd, new PathFilter(config));
+  const { targets, notes } = listTargets(options.paths, cwd, new PathFilter(config), options.forceExclude);
   const findings: Finding[] = [];
   const failures: Failure[] = [];
   let checked = 0;
