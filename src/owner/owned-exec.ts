@@ -3,7 +3,8 @@
 // (never `detached`), so the child would stay in this process's group. The argument rules, the
 // buffering, the error objects and util.promisify's form are Node's, written again here on top
 // of Node's spawn; spawn itself still validates file, args, cwd, env, uid, gid, shell and signal.
-import { spawn, type ChildProcess, type ExecException, type ExecFileOptions, type ExecOptions, type PromiseWithChild } from 'node:child_process';
+import type { ChildProcess, ExecException, ExecFileOptions, ExecOptions, PromiseWithChild } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { constants } from 'node:os';
 import { getSystemErrorName, promisify } from 'node:util';
 import { createOwned, terminateOwned } from './owned-groups.js';

@@ -5,7 +5,8 @@
 // grace, then cgroup.kill (or, before Linux 5.14, SIGKILL to each member of the frozen cgroup),
 // and rmdir. Membership is the kernel's: a process that left its session and scrubbed its
 // environment is still in the cgroup. It costs well under a megabyte.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { existsSync } from 'node:fs';
 import type { TreeCgroup } from '../sys/cgroup.js';
 
