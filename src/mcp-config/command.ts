@@ -399,6 +399,18 @@ async function install(all: Loaded[], options: Options, context: Context): Promi
   for (const { loaded, owner, launcher, content, record, report, secrets } of planned) {
     out += `${header(loaded)}\n${report || '  no servers\n'}`;
     const file = loaded.file!;
+    if (!options.undo && !options.dryRun) {
+      // The launcher follows this leash even where no config needs an edit (an upgrade, a move).
+      try {
+        const said = ensureLauncher(owner, launcher, launchers);
+        if (said) out = said + out;
+      } catch (error) {
+        out += `  launcher NOT written: ${shown((error as Error).message)}\n`;
+        writeDiagnostic(`leash mcp: ${shown(loaded.location.path)} not written: the launcher: ${shown((error as Error).message)}\n`);
+        code = Math.max(code, EXIT_CANT_CREATE);
+        continue;
+      }
+    }
     if (content.equals(file.bytes)) continue;
     if (options.dryRun) {
       out += unifiedDiff(loaded.location.path, masked(file.text, loaded.config!.secrets), masked(content.toString('utf8'), secrets))
@@ -408,10 +420,6 @@ async function install(all: Loaded[], options: Options, context: Context): Promi
       continue;
     }
     try {
-      if (!options.undo) {
-        const said = ensureLauncher(owner, launcher, launchers);
-        if (said) out = said + out;
-      }
       const backup = backUp(file, owner);
       replaceConfig(file, content);
       const write = { before: digest(file.bytes), after: digest(content), backup };

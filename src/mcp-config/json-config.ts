@@ -61,6 +61,16 @@ function readSite(name: string, where: string, server: Node, text: string): Serv
     const items = (argsNode.children ?? []).map((item) => stringToken(item, text));
     if (items.some((item) => item === undefined)) return { name, where, kind: 'unsupported', reason: 'args holds a value that is not a string' };
     site.args = { items: items as Token[], open: argsNode.offset + 1, close: argsNode.offset + argsNode.length };
+    // Removing the args key: with the comma before it, or (when it comes first) the one after it.
+    const properties = holder.children ?? [];
+    const index = properties.findIndex((child) => child.children?.[1] === argsNode);
+    const own = properties[index]!;
+    if (index > 0) {
+      const previous = properties[index - 1]!;
+      site.argsRemoval = { offset: previous.offset + previous.length, length: own.offset + own.length - (previous.offset + previous.length), content: '' };
+    } else if (properties.length > 1) {
+      site.argsRemoval = { offset: own.offset, length: properties[1]!.offset - own.offset, content: '' };
+    }
   } else {
     site.addArgs = (arrayText: string): Edit => ({ offset: command.end, length: 0, content: `, "args": ${arrayText}` });
   }

@@ -34,6 +34,8 @@ export interface ServerSite {
   addArgs?: (arrayText: string) => Edit;
   /** Where such an added list starts (for undo to find it again). */
   argsAddedAt?: number;
+  /** The edit that removes the args key whole (undo of a server that had none), where the format allows. */
+  argsRemoval?: Edit;
 }
 
 /** A parsed config file: its servers and how the format writes a string. */

@@ -99,12 +99,14 @@ function restoreEdits(text: string, site: ServerSite, record: ServerRecord, conf
   if (original.args !== null || !site.args || !record.addedArgs || site.argsAddedAt === undefined) {
     return editsTo(text, site, { command: original.command, args: original.args ?? [] }, config);
   }
+  // The text install added, if it is still there as written; else the args key however it is written now.
   const { head, tail } = record.addedArgs;
   const { open, close } = site.args;
   const fits = text.slice(site.argsAddedAt, open - 1) === head && text.slice(close, close + tail.length) === tail;
-  if (!fits) return editsTo(text, site, { command: original.command, args: [] }, config);
+  const removal = fits ? { offset: site.argsAddedAt, length: close + tail.length - site.argsAddedAt, content: '' } : site.argsRemoval;
+  if (!removal) return editsTo(text, site, { command: original.command, args: [] }, config);
   const edits = editsTo(text, { ...site, args: undefined, addArgs: () => ({ offset: 0, length: 0, content: '' }) }, { command: original.command, args: [] }, config);
-  edits.push({ offset: site.argsAddedAt, length: close + tail.length - site.argsAddedAt, content: '' });
+  edits.push(removal);
   return edits;
 }
 

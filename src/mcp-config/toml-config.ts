@@ -103,6 +103,15 @@ export function parseTomlConfig(original: string): ParsedConfig {
         continue;
       }
       site.args = { items: items as Token[], open: argsPair.value.range[0] + 1, close: argsPair.value.range[1] };
+      // In a table, args alone on its line: removing it is removing that line.
+      if (argsPair.parent.type !== 'TOMLInlineTable') {
+        const lineStart = text.lastIndexOf('\n', argsPair.range[0] - 1) + 1;
+        const newline = text.indexOf('\n', argsPair.range[1]);
+        const lineEnd = newline === -1 ? text.length : newline + 1;
+        if (/^[ \t]*$/.test(text.slice(lineStart, argsPair.range[0])) && /^[ \t]*\r?\n?$/.test(text.slice(argsPair.range[1], lineEnd))) {
+          site.argsRemoval = { offset: lineStart, length: lineEnd - lineStart, content: '' };
+        }
+      }
     }
     site.addArgs = argsAdder(text, commandPair);
     site.argsAddedAt = site.addArgs('[]').offset;
