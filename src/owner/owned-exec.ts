@@ -227,17 +227,13 @@ export declare namespace execOwned {
  */
 function promisified(create: (...args: unknown[]) => ChildProcess) {
   return (...args: unknown[]) => {
-    let child: ChildProcess | undefined;
+    let settle!: (error: ExecException | null, stdout: Output, stderr: Output) => void;
     const promise = new Promise<{ stdout: Output; stderr: Output }>((resolve, reject) => {
-      child = create(...args, (error: ExecException | null, stdout: Output, stderr: Output) => {
-        if (error !== null) {
-          reject(Object.assign(error, { stdout, stderr }));
-        } else {
-          resolve({ stdout, stderr });
-        }
-      });
+      settle = (error, stdout, stderr) => (error !== null ? reject(Object.assign(error, { stdout, stderr })) : resolve({ stdout, stderr }));
     });
-    return Object.assign(promise, { child: child! });
+    // Outside the executor: a bad argument throws here and now, as Node's promisified exec does.
+    const child = create(...args, settle);
+    return Object.assign(promise, { child });
   };
 }
 

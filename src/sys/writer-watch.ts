@@ -64,8 +64,12 @@ function inetSocketKind(inode: number): InputKind | undefined {
 
 /** A socket's kind: connected stream (watchable), datagram, or unconnected; 'socket' when nothing tells. */
 function socketKind(inode: number): InputKind {
-  const unix = readUnixSockets();
-  const info = unix?.get(inode);
+  let info;
+  try {
+    info = readUnixSockets()?.get(inode);
+  } catch {
+    info = undefined; // netlink refused (a sandbox): /proc/net below
+  }
   if (info) return info.connected ? 'socket' : info.type === SOCK_DGRAM ? 'datagram socket' : 'unconnected socket';
   // Not a unix socket of this namespace, or no native calls: /proc/net, else as before (watched).
   return inetSocketKind(inode) ?? 'socket';
