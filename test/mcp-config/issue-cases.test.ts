@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { transientInstall } from '../../src/mcp-config/launcher.js';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { backupFolder, backupsOf, launcherOf, leashLeftovers, leashMcp, placeFixture, PREFIX, type Scratch, scratch } from './cli.js';
 
@@ -60,6 +61,10 @@ describe('case 1: leash mcp install from a git checkout', () => {
       const copied = leashMcp(['install'], where, { force: false, entry });
       assert.equal(copied.code, 0, copied.stderr);
       assert.notEqual(readFileSync(path, 'utf8'), text);
+
+      // npx's cache is refused as well, though its copy sits in a node_modules.
+      assert.match(transientInstall('/home/a/.npm/_npx/0123abcd/node_modules/proc-leash/bin/leash.js') ?? '', /npx's cache/);
+      assert.equal(transientInstall(entry), undefined);
     } finally {
       where.remove();
     }
