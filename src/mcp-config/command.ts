@@ -425,8 +425,15 @@ async function install(all: Loaded[], options: Options, context: Context): Promi
       const write = { before: digest(file.bytes), after: digest(content), backup };
       const last = record.writes[record.writes.length - 1];
       record.writes = options.undo ? [] : last && last.after === write.before ? [...record.writes, write] : [write];
-      writeRecord(owner, record);
       out += `  written; the file as it was is kept in ${shown(backup)}\n`;
+      try {
+        writeRecord(owner, record);
+      } catch (error) {
+        // The file is written: only undo's record is missing (undo then takes the wraps apart).
+        out += `  but its record of what was replaced could not be kept: ${shown((error as Error).message)}\n`;
+        writeDiagnostic(`leash mcp: ${shown(loaded.location.path)}: the record of what was replaced could not be kept: ${shown((error as Error).message)}\n`);
+        code = Math.max(code, EXIT_CANT_CREATE);
+      }
     } catch (error) {
       const changed = error instanceof ChangedMeanwhile;
       out += `  NOT written: ${shown((error as Error).message)}\n`;
