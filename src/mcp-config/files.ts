@@ -1,12 +1,17 @@
-// Reading and replacing a config file: through its symlink to the real file, a backup copy
-// first (never over an existing one), then an atomic replace that keeps its mode and owner and
-// refuses when the client changed the file meanwhile.
-import { constants, copyFileSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+// Reading and replacing a config file: through its symlink to the real file, a backup copy first
+// (in the owner's leash folder, never beside the file: a symlink may lead into a dotfiles
+// repository, a project file lives in one), then an atomic replace that keeps its mode and owner
+// and refuses when the client changed the file meanwhile.
+import { readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { basename, join } from 'node:path';
 import { replaceFileAtomically } from '../run/state.js';
+import { digest } from './record.js';
+import { type Owner, writePrivate } from './state.js';
 
 export interface ConfigFile {
   /** The file itself, symlinks followed: what is backed up and replaced. */
   realPath: string;
+  bytes: Buffer;
   text: string;
   stats: Stats;
 }
@@ -22,27 +27,23 @@ export function readConfigFile(path: string): ConfigFile | undefined {
   }
   const stats = statSync(realPath);
   if (!stats.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'EISDIR' });
-  return { realPath, text: readFileSync(realPath, 'utf8'), stats };
+  const bytes = readFileSync(realPath);
+  return { realPath, bytes, text: bytes.toString('utf8'), stats };
 }
 
-/** A copy of the file next to it, `NAME.leash-backup-<UTC time>[-N]`; an existing name is never reused. */
-export function backUp(file: ConfigFile, now = new Date()): string {
+export const BACKUPS_REL = join('mcp', 'backups');
+
+/** A private copy of `bytes` in the owner's leash folder, `mcp/backups/NAME.<path digest>.<UTC time>[-N]`; its path. */
+export function backUp(file: ConfigFile, owner: Owner, now = new Date(), bytes: Buffer = file.bytes): string {
   const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
-  for (let attempt = 0; ; attempt++) {
-    const backup = `${file.realPath}.leash-backup-${stamp}${attempt === 0 ? '' : `-${attempt}`}`;
-    try {
-      copyFileSync(file.realPath, backup, constants.COPYFILE_EXCL);
-      return backup;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 99) throw error;
-    }
-  }
+  const rel = join(BACKUPS_REL, `${basename(file.realPath)}.${digest(file.realPath).slice(0, 8)}.${stamp}`);
+  return writePrivate(owner, [{ rel, content: bytes.toString('base64'), mode: 0o600, exclusive: true }])[0]!;
 }
 
 export class ChangedMeanwhile extends Error {}
 
-/** Replaces the file's content by `text`, unless it no longer holds what was read. */
-export function replaceConfig(file: ConfigFile, text: string): void {
-  if (readFileSync(file.realPath, 'utf8') !== file.text) throw new ChangedMeanwhile(`${file.realPath} changed while leash was editing it`);
-  replaceFileAtomically(file.realPath, text, { mode: file.stats.mode, uid: file.stats.uid, gid: file.stats.gid });
+/** Replaces the file's content by `content`, unless it no longer holds what was read. */
+export function replaceConfig(file: ConfigFile, content: string | Buffer): void {
+  if (!readFileSync(file.realPath).equals(file.bytes)) throw new ChangedMeanwhile(`${file.realPath} changed while leash was editing it`);
+  replaceFileAtomically(file.realPath, content as string, { mode: file.stats.mode, uid: file.stats.uid, gid: file.stats.gid });
 }

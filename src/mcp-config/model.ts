@@ -28,15 +28,22 @@ export interface ServerSite {
   /** Why it is remote or unsupported (`type "http"`, `url`, `no command`). */
   reason?: string;
   command?: Token;
-  args?: { items: Token[]; open: number };
+  /** open: just after `[`; close: just after `]`. */
+  args?: { items: Token[]; open: number; close: number };
   /** The edit that adds an args list (text given) to a server that has none. */
   addArgs?: (arrayText: string) => Edit;
+  /** Where such an added list starts (for undo to find it again). */
+  argsAddedAt?: number;
+  /** The edit that removes the args key whole (undo of a server that had none), where the format allows. */
+  argsRemoval?: Edit;
 }
 
 /** A parsed config file: its servers and how the format writes a string. */
 export interface ParsedConfig {
   sites: ServerSite[];
   quote(value: string): string;
+  /** Values not to show (env, headers): masked in diffs. */
+  secrets: { start: number; end: number }[];
 }
 
 /** A file that does not parse: the first problem, 1-based. */

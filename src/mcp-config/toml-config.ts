@@ -1,6 +1,7 @@
 // Reads the servers of Codex's config.toml with toml-eslint-parser, which keeps the source
 // range of every key and value, so edits are splices and comments stay where they are.
 import { parseTOML, type AST } from 'toml-eslint-parser';
+import { whereOf } from './show.js';
 import { ConfigSyntaxError, type Edit, type ParsedConfig, type ServerSite, type Token, withoutByteOrderMark } from './model.js';
 
 const SERVERS = 'mcp_servers';
@@ -72,7 +73,7 @@ export function parseTomlConfig(original: string): ParsedConfig {
   for (const { path } of pairs) if (path[0] === SERVERS && path.length >= 2 && !names.includes(path[1]!)) names.push(path[1]!);
   const sites: ServerSite[] = [];
   for (const name of names) {
-    const where = `${SERVERS}.${name}`;
+    const where = whereOf([SERVERS, name]);
     const field = (key: string) => pairs.find(({ path }) => path.length === 3 && path[0] === SERVERS && path[1] === name && path[2] === key)?.node;
     const remote = ['url', 'bearer_token_env_var'].find((key) => field(key));
     if (remote) {
@@ -101,11 +102,25 @@ export function parseTomlConfig(original: string): ParsedConfig {
         sites.push({ name, where, kind: 'unsupported', reason: 'args holds a value that is not a string' });
         continue;
       }
-      site.args = { items: items as Token[], open: argsPair.value.range[0] + 1 };
-    } else {
-      site.addArgs = argsAdder(text, commandPair);
+      site.args = { items: items as Token[], open: argsPair.value.range[0] + 1, close: argsPair.value.range[1] };
+      // In a table, args alone on its line: removing it is removing that line.
+      if (argsPair.parent.type !== 'TOMLInlineTable') {
+        const lineStart = text.lastIndexOf('\n', argsPair.range[0] - 1) + 1;
+        const newline = text.indexOf('\n', argsPair.range[1]);
+        const lineEnd = newline === -1 ? text.length : newline + 1;
+        if (/^[ \t]*$/.test(text.slice(lineStart, argsPair.range[0])) && /^[ \t]*\r?\n?$/.test(text.slice(argsPair.range[1], lineEnd))) {
+          site.argsRemoval = { offset: lineStart, length: lineEnd - lineStart, content: '' };
+        }
+      }
     }
+    site.addArgs = argsAdder(text, commandPair);
+    site.argsAddedAt = site.addArgs('[]').offset;
+    if (argsPair) delete site.addArgs;
     sites.push(site);
   }
-  return { sites, quote: quoteToml };
+  const secrets = pairs
+    .filter(({ path, node }) => path[0] === SERVERS && path.length >= 4 && ['env', 'headers', 'http_headers', 'env_http_headers'].includes(path[2]!) && node.value.type === 'TOMLValue')
+    .map(({ node }) => ({ start: node.value.range[0], end: node.value.range[1] }));
+  for (const { path, node } of pairs) if (path[0] === SERVERS && path.length === 3 && path[2] === 'bearer_token' && node.value.type === 'TOMLValue') secrets.push({ start: node.value.range[0], end: node.value.range[1] });
+  return { sites, quote: quoteToml, secrets };
 }

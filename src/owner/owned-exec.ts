@@ -3,7 +3,8 @@
 // (never `detached`), so the child would stay in this process's group. The argument rules, the
 // buffering, the error objects and util.promisify's form are Node's, written again here on top
 // of Node's spawn; spawn itself still validates file, args, cwd, env, uid, gid, shell and signal.
-import { spawn, type ChildProcess, type ExecException, type ExecFileOptions, type ExecOptions, type PromiseWithChild } from 'node:child_process';
+import type { ChildProcess, ExecException, ExecFileOptions, ExecOptions, PromiseWithChild } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { constants } from 'node:os';
 import { getSystemErrorName, promisify } from 'node:util';
 import { createOwned, terminateOwned } from './owned-groups.js';
@@ -226,17 +227,13 @@ export declare namespace execOwned {
  */
 function promisified(create: (...args: unknown[]) => ChildProcess) {
   return (...args: unknown[]) => {
-    let child: ChildProcess | undefined;
+    let settle!: (error: ExecException | null, stdout: Output, stderr: Output) => void;
     const promise = new Promise<{ stdout: Output; stderr: Output }>((resolve, reject) => {
-      child = create(...args, (error: ExecException | null, stdout: Output, stderr: Output) => {
-        if (error !== null) {
-          reject(Object.assign(error, { stdout, stderr }));
-        } else {
-          resolve({ stdout, stderr });
-        }
-      });
+      settle = (error, stdout, stderr) => (error !== null ? reject(Object.assign(error, { stdout, stderr })) : resolve({ stdout, stderr }));
     });
-    return Object.assign(promise, { child: child! });
+    // Outside the executor: a bad argument throws here and now, as Node's promisified exec does.
+    const child = create(...args, settle);
+    return Object.assign(promise, { child });
   };
 }
 

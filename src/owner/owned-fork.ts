@@ -1,7 +1,8 @@
 // forkOwned: child_process.fork, with the child owned as spawnOwned owns it. Node's fork hands its
 // options on to spawn, so fork itself does the work (execArgv, the IPC channel, serialization);
 // only which argument holds the options is read here, to add what the platform needs to them.
-import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
+import type { ChildProcess, ForkOptions } from 'node:child_process';
+import { fork } from '../sys/child-process.js';
 import { createOwned } from './owned-groups.js';
 import { invalidArgType, isOptionsObject, withOwnEnvironment } from './spawn-arguments.js';
 

@@ -1,7 +1,8 @@
 // The owner library's public API: children that die with this process. Arguments are read and
 // validated here, once, for every platform; the work is done by the platform's backend, chosen
 // once below (process groups and a death supervisor on POSIX, Job Objects on Windows).
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import type { Launch, OwnerBackend, TerminateOptions, TerminateResult } from './owner-backend.js';
 import { ownerTokenValue, posixOwner } from './posix-owner.js';
 import type { EscapeeMark } from '../sys/tree.js';

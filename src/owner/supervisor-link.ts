@@ -1,7 +1,8 @@
 // The owner's end of the death supervisor: starts it lazily, feeds it control lines, replaces
 // it (replaying every registration) if it dies, and releases it when nothing is left to guard.
 // Nothing here throws into the caller: a supervisor that cannot be had costs a warning.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { formatControlLine, type ControlCommand } from '../supervisor/protocol.js';
 import { ownProcessGroupId } from '../sys/processes.js';
 import { dropParentDeathLauncher, supervisorCommand, supervisorCommandOrWarn, supervisorEnvironment } from './supervisor-launch.js';

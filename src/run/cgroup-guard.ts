@@ -12,7 +12,8 @@
 // the guard while its leash runs; only SIGKILL can, and leash then starts another, for as long as
 // it lives (rate limited). It inherits, as fd 3, the cgroup's directory that leash opened and
 // flocked: the lock says, for as long as the guard lives, that the cgroup is not abandoned.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { existsSync } from 'node:fs';
 import type { TreeCgroup } from '../sys/cgroup.js';
 

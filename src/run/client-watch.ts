@@ -2,7 +2,7 @@
 // the server's stdin is gone, whoever stands between (npm exec, npx, uvx, sh -c): that is also
 // how the MCP specification's stdio shutdown begins. leash shares its stdin with the command and
 // never reads it; it only watches the writer side (src/sys/writer-watch.ts).
-import { describeInput, hasWatchableWriter, watchForNoWriter, type WriterWatch } from '../sys/writer-watch.js';
+import { describeInput, hasWatchableWriter, unwatchableInput, watchForNoWriter, type WriterWatch } from '../sys/writer-watch.js';
 
 const STDIN = 0;
 
@@ -14,7 +14,7 @@ const STDIN = 0;
 export function watchClientInput(log: (line: string) => void, onClientGone: () => void): WriterWatch | undefined {
   const kind = describeInput(STDIN);
   if (!hasWatchableWriter(kind)) {
-    log(`note: --die-with-parent: stdin is ${kind === 'closed' ? 'closed' : kind === 'other' ? 'neither' : `a ${kind}`}, not a pipe or socket; only leash's parent is watched`);
+    log(`note: --die-with-parent: ${unwatchableInput(kind)}; only leash's parent is watched`);
     return undefined;
   }
   return watchForNoWriter(STDIN, onClientGone, (why) =>

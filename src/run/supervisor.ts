@@ -11,7 +11,8 @@
 // control signals, the parent-death signal, and timers (grace, and a slow safety sweep). The
 // tree's last process to die is always our direct child by then (every dead ancestor hands
 // its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
 import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
 import { readChildren, readProcStat, isDeadState, isStoppedState, processIsEnding, type ProcStat } from '../sys/procfs.js';

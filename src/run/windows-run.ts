@@ -11,7 +11,8 @@
 // process group, and the command shares leash's (so it already got any Ctrl+C typed there). So
 // after Ctrl+C or Ctrl+Break the tree has the grace to leave, then TerminateJobObject ends it;
 // a closing console, a dead parent or leftovers get TerminateJobObject at once.
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
 import { classifySpawnError } from './supervisor.js';
 import { waitUntil } from '../sys/wait.js';

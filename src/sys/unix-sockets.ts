@@ -22,6 +22,8 @@ export interface UnixSocketInfo {
   connected: boolean;
   /** Inode of the peer socket; 0 once the peer has been closed by everyone holding it. */
   peer: number;
+  /** SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_SEQPACKET 5. */
+  type: number;
 }
 
 function request(): Buffer {
@@ -64,7 +66,7 @@ export function parseUnixDiagReplies(replies: readonly Buffer[]): Map<number, Un
           attr += align4(attrLength);
         }
         const connected = state === STATE_ESTABLISHED && (socketType === SOCK_STREAM || socketType === SOCK_SEQPACKET);
-        sockets.set(inode, { connected, peer });
+        sockets.set(inode, { connected, peer, type: socketType });
       }
       at += align4(length);
     }

@@ -4,9 +4,11 @@
 // poll(2) is asked for no input event at all (only POLLRDHUP), so data waiting for the reader
 // never wakes it. The call blocks on libuv's threadpool, next to a wake-up pipe of our own.
 // Linux only (needs the native calls); measured here: POLLHUP with unread data in the pipe.
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import { fdAccess } from './fds.js';
 import { closeFd, makePipe, pollBlockingAsync } from './native.js';
+import { readUnixSockets } from './unix-sockets.js';
 
 const POLLIN = 0x001;
 const POLLERR = 0x008;
@@ -16,8 +18,62 @@ const POLLRDHUP = 0x2000;
 /** A poll that fails this many times in a row (EINTR storms aside) is given up. */
 const MAX_FAILED_POLLS = 100;
 
-/** What kind of file a descriptor is, as far as a writer watch is concerned. */
-export type InputKind = 'pipe' | 'socket' | 'terminal' | 'null device' | 'file' | 'character device' | 'closed' | 'other';
+/**
+ * What kind of file a descriptor is, as far as a writer watch is concerned. Only two can show a
+ * client's death: a pipe's read end (all writers gone) and a connected stream socket (the peer
+ * closed or shut down its writing side). A pipe's write end reports its *readers* leaving, a pipe
+ * open both ways holds a writer itself, an unconnected socket reports a hang-up at once, and a
+ * datagram socket never does: none of them is watched.
+ */
+export type InputKind =
+  | 'pipe'
+  | 'socket'
+  | 'pipe write end'
+  | 'pipe open both ways'
+  | 'unconnected socket'
+  | 'datagram socket'
+  | 'terminal'
+  | 'null device'
+  | 'file'
+  | 'character device'
+  | 'closed'
+  | 'other';
+
+const SOCK_DGRAM = 2;
+/** TCP_ESTABLISHED in /proc/net/tcp's `st` column. */
+const TCP_ESTABLISHED = '01';
+
+/** A socket that is no unix socket: its kind from /proc/net (TCP established, UDP), when it is there. */
+function inetSocketKind(inode: number): InputKind | undefined {
+  for (const [table, datagram] of [['tcp', false], ['tcp6', false], ['udp', true], ['udp6', true]] as const) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || Number(fields[9]) !== inode) continue;
+      if (datagram) return 'datagram socket';
+      return fields[3] === TCP_ESTABLISHED ? 'socket' : 'unconnected socket';
+    }
+  }
+  return undefined;
+}
+
+/** A socket's kind: connected stream (watchable), datagram, or unconnected; 'socket' when nothing tells. */
+function socketKind(inode: number): InputKind {
+  let info;
+  try {
+    info = readUnixSockets()?.get(inode);
+  } catch {
+    info = undefined; // netlink refused (a sandbox): /proc/net below
+  }
+  if (info) return info.connected ? 'socket' : info.type === SOCK_DGRAM ? 'datagram socket' : 'unconnected socket';
+  // Not a unix socket of this namespace, or no native calls: /proc/net, else as before (watched).
+  return inetSocketKind(inode) ?? 'socket';
+}
 
 export function describeInput(fd: number): InputKind {
   let stats;
@@ -26,8 +82,11 @@ export function describeInput(fd: number): InputKind {
   } catch {
     return 'closed';
   }
-  if (stats.isFIFO()) return 'pipe';
-  if (stats.isSocket()) return 'socket';
+  if (stats.isFIFO()) {
+    const access = fdAccess(process.pid, fd);
+    return access === 'write' ? 'pipe write end' : access === 'read-write' ? 'pipe open both ways' : 'pipe';
+  }
+  if (stats.isSocket()) return socketKind(stats.ino);
   if (stats.isCharacterDevice()) {
     if (isatty(fd)) return 'terminal';
     // /dev/null is character device 1:3 on Linux.
@@ -40,6 +99,26 @@ export function describeInput(fd: number): InputKind {
 /** Whether a watch can tell when `kind` has no writer left. */
 export function hasWatchableWriter(kind: InputKind): boolean {
   return kind === 'pipe' || kind === 'socket';
+}
+
+/** Why stdin of `kind` is not watched, for the one line that says so. */
+export function unwatchableInput(kind: InputKind): string {
+  switch (kind) {
+    case 'closed':
+      return 'stdin is closed';
+    case 'pipe write end':
+      return 'stdin is the write end of a pipe (a reader leaving it says nothing of the client)';
+    case 'pipe open both ways':
+      return 'stdin is a pipe opened for reading and writing (it is a writer of itself)';
+    case 'unconnected socket':
+      return 'stdin is a socket with no peer (not connected, or listening)';
+    case 'datagram socket':
+      return 'stdin is a datagram socket (it never shows its peer closing)';
+    case 'other':
+      return 'stdin is neither a pipe nor a socket';
+    default:
+      return `stdin is a ${kind}, not a pipe or socket`;
+  }
 }
 
 export interface WriterWatch {

@@ -6,15 +6,15 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, 
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { backUp, ChangedMeanwhile, readConfigFile, replaceConfig } from '../../src/mcp-config/files.js';
+import { ownerOf } from '../../src/mcp-config/state.js';
 import { CLI_ENTRY } from '../helpers/processes.js';
-import { backupsOf, LAUNCHER, leashMcp, placeFixture, scratch } from './cli.js';
+import { backupFolder, backupsOf, launcherOf, leashMcp, placeFixture, PREFIX, scratch } from './cli.js';
 
 const OLD_NODE = '/opt/node-v20.0.0/bin/node';
 const OLD_SCRIPT = '/opt/node-v20.0.0/lib/node_modules/proc-leash/bin/leash.js';
-const PREFIX = [LAUNCHER.script, 'run', '--die-with-parent', '--'];
 
 describe('a config that does not parse', () => {
-  it('is refused with its line and column, and no file is written, not even the good ones', () => {
+  it('is reported with its line and column and skipped (exit 2); the other files are still done', () => {
     const where = scratch();
     try {
       const good = join(where.home, '.cursor', 'mcp.json');
@@ -29,20 +29,14 @@ describe('a config that does not parse', () => {
       writeFileSync(brokenJson, brokenJsonText);
       const goodText = readFileSync(good, 'utf8');
 
-      const result = leashMcp(['install'], where);
+      const result = leashMcp(['install', '--project'], where);
       assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, new RegExp(`${brokenJson.replace(/[.]/g, '\\.')}:3:29: a comma is expected here`));
-      assert.match(result.stderr, new RegExp(`${broken.replace(/[.]/g, '\\.')}:\\d+:\\d+: `));
-      assert.match(result.stderr, /nothing written/);
+      assert.match(result.stderr, new RegExp(`${brokenJson.replace(/[.]/g, '\\.')}:3:29: a comma is expected here: file skipped`));
+      assert.match(result.stderr, new RegExp(`${broken.replace(/[.]/g, '\\.')}:\\d+:\\d+: .*file skipped`));
       assert.equal(readFileSync(broken, 'utf8'), brokenText);
       assert.equal(readFileSync(brokenJson, 'utf8'), brokenJsonText);
-      assert.equal(readFileSync(good, 'utf8'), goodText, 'the good file is not written either');
-      for (const path of [good, broken, brokenJson]) assert.deepEqual(backupsOf(path), []);
-
-      // Left out with --client, the others go ahead.
-      const cursorOnly = leashMcp(['install', '--client', 'cursor'], where);
-      assert.equal(cursorOnly.code, 0, cursorOnly.stderr);
-      assert.notEqual(readFileSync(good, 'utf8'), goodText);
+      assert.notEqual(readFileSync(good, 'utf8'), goodText, 'the good file is written');
+      for (const path of [broken, brokenJson]) assert.deepEqual(backupsOf(where, path), []);
       const status = leashMcp(['status'], where);
       assert.equal(status.code, 2);
       assert.match(status.stdout, /does not parse: /);
@@ -63,7 +57,7 @@ describe('a JSON config whose top level is no object', () => {
         assert.equal(result.code, 2, result.stderr);
         assert.match(result.stderr, /:1:1: the top level is (?:a list|a string|a number), not an object of settings/);
         assert.equal(readFileSync(path, 'utf8'), text);
-        assert.deepEqual(backupsOf(path), []);
+        assert.deepEqual(backupsOf(where, path), []);
       }
       writeFileSync(path, '');
       const empty = leashMcp(['install', '--client', 'claude-desktop', '--file', path], where);
@@ -76,7 +70,7 @@ describe('a JSON config whose top level is no object', () => {
 });
 
 describe('servers wrapped before', () => {
-  it('another leash is re-pointed here, its options kept; a hand-made wrap too; --undo unwraps both', () => {
+  it('another leash (gone: broken) is re-pointed at the launcher, its options kept; a hand-made wrap too; --undo puts both back as written', () => {
     const where = scratch();
     try {
       const path = join(where.dir, 'claude_desktop_config.json');
@@ -93,25 +87,22 @@ describe('servers wrapped before', () => {
       )}\n`;
       writeFileSync(path, original);
       const status = leashMcp(['status', '--client', 'claude-desktop', '--file', path], where);
-      assert.match(status.stdout, /mcpServers\.older\s+wrapped by another leash \(\/opt\/node-v20\.0\.0\/lib\/node_modules\/proc-leash\/bin\/leash\.js\)/);
-      assert.match(status.stdout, /mcpServers\.byhand\s+wrapped by another leash \(\/usr\/local\/bin\/leash\)/);
+      assert.match(status.stdout, /mcpServers\.older\s+BROKEN: \/opt\/node-v20\.0\.0\/bin\/node is gone: run 'leash mcp install'/);
+      assert.match(status.stdout, /mcpServers\.byhand\s+BROKEN: \/usr\/local\/bin\/leash is gone/);
       assert.match(status.stdout, /mcpServers\.plain\s+not wrapped/);
 
       const result = leashMcp(['install', '--client', 'claude-desktop', '--file', path], where);
       assert.equal(result.code, 0, result.stderr);
-      assert.match(result.stdout, /older\s+pointed at this leash/);
+      assert.match(result.stdout, /older\s+pointed at the launcher/);
       const servers = JSON.parse(readFileSync(path, 'utf8')).mcpServers;
-      assert.deepEqual(servers.older, { command: LAUNCHER.node, args: [LAUNCHER.script, 'run', '--grace', '5', '--die-with-parent', '--', 'npx', '-y', 'server-a'] });
-      assert.deepEqual(servers.byhand, { command: LAUNCHER.node, args: [...PREFIX, 'uvx', 'server-b'] });
-      assert.deepEqual(servers.plain, { command: LAUNCHER.node, args: [...PREFIX, 'npx', 'server-c'] });
+      const launcher = launcherOf(where);
+      assert.deepEqual(servers.older, { command: launcher, args: ['run', '--grace', '5', '--die-with-parent', '--', 'npx', '-y', 'server-a'] });
+      assert.deepEqual(servers.byhand, { command: launcher, args: [...PREFIX, 'uvx', 'server-b'] });
+      assert.deepEqual(servers.plain, { command: launcher, args: [...PREFIX, 'npx', 'server-c'] });
 
       const undone = leashMcp(['install', '--undo', '--client', 'claude-desktop', '--file', path], where);
       assert.equal(undone.code, 0, undone.stderr);
-      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).mcpServers, {
-        older: { command: 'npx', args: ['-y', 'server-a'] },
-        byhand: { command: 'uvx', args: ['server-b'] },
-        plain: { command: 'npx', args: ['server-c'] },
-      });
+      assert.equal(readFileSync(path, 'utf8'), original, 'each server back as it was written, earlier wraps included');
     } finally {
       where.remove();
     }
@@ -119,15 +110,15 @@ describe('servers wrapped before', () => {
 });
 
 describe('servers without args', () => {
-  it('JSON: args is added next to command; --undo restores the command and leaves "args": []', () => {
+  it('JSON: args is added next to command; --undo gives the file back byte for byte', () => {
     const where = scratch();
     try {
       const path = join(where.dir, 'mcp.json');
       writeFileSync(path, '{\n  "mcpServers": {\n    "local": {\n      "command": "/opt/mcp/server"\n    }\n  }\n}\n');
       assert.equal(leashMcp(['install', '--client', 'cursor', '--file', path], where).code, 0);
-      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).mcpServers.local, { command: LAUNCHER.node, args: [...PREFIX, '/opt/mcp/server'] });
+      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).mcpServers.local, { command: launcherOf(where), args: [...PREFIX, '/opt/mcp/server'] });
       assert.equal(leashMcp(['install', '--undo', '--client', 'cursor', '--file', path], where).code, 0);
-      assert.equal(readFileSync(path, 'utf8'), '{\n  "mcpServers": {\n    "local": {\n      "command": "/opt/mcp/server", "args": []\n    }\n  }\n}\n');
+      assert.equal(readFileSync(path, 'utf8'), '{\n  "mcpServers": {\n    "local": {\n      "command": "/opt/mcp/server"\n    }\n  }\n}\n');
     } finally {
       where.remove();
     }
@@ -154,8 +145,8 @@ describe('servers without args', () => {
       assert.equal(result.code, 0, result.stderr);
       const text = readFileSync(path, 'utf8');
       const quoted = (values: string[]) => `[${values.map((value) => JSON.stringify(value)).join(', ')}]`;
-      assert.ok(text.includes(`  command = ${JSON.stringify(LAUNCHER.node)} # the one\n  args = ${quoted([...PREFIX, '/opt/mcp/table'])}\n  env = { A = "1" }\n`), text);
-      assert.ok(text.includes(`inline = { command = ${JSON.stringify(LAUNCHER.node)}, args = ${quoted([...PREFIX, '/opt/mcp/inline'])} }\n`), text);
+      assert.ok(text.includes(`  command = ${JSON.stringify(launcherOf(where))} # the one\n  args = ${quoted([...PREFIX, '/opt/mcp/table'])}\n  env = { A = "1" }\n`), text);
+      assert.ok(text.includes(`inline = { command = ${JSON.stringify(launcherOf(where))}, args = ${quoted([...PREFIX, '/opt/mcp/inline'])} }\n`), text);
       assert.ok(text.endsWith('[other]\nmcp_servers.x = 1\n'), 'a key of another table named mcp_servers is no server');
     } finally {
       where.remove();
@@ -164,7 +155,7 @@ describe('servers without args', () => {
 });
 
 describe('how the file is replaced', () => {
-  it('keeps its mode, writes through a symlink to the real file, and backs it up next to it', () => {
+  it('keeps its mode, writes through a symlink to the real file, and backs it up in the leash folder', () => {
     const where = scratch();
     try {
       const real = join(where.dir, 'dotfiles', 'claude.json');
@@ -177,10 +168,11 @@ describe('how the file is replaced', () => {
       assert.ok(lstatSync(link).isSymbolicLink(), 'the link is still a link');
       assert.equal(readlinkSync(link), real);
       assert.equal(statSync(real).mode & 0o777, 0o600, 'the mode is kept');
-      assert.match(readFileSync(real, 'utf8'), /leash\.js/);
-      const backups = backupsOf(real);
+      assert.ok(readFileSync(real, 'utf8').includes(JSON.stringify(launcherOf(where))));
+      const backups = backupsOf(where, real);
       assert.equal(backups.length, 1);
-      assert.equal(statSync(join(where.dir, 'dotfiles', backups[0]!)).mode & 0o777, 0o600, 'the backup is as private as the file');
+      assert.equal(statSync(backups[0]!).mode & 0o777, 0o600, 'the backup is private');
+      assert.equal(statSync(backupFolder(where)).mode & 0o777, 0o700, 'in a private folder');
     } finally {
       where.remove();
     }
@@ -193,10 +185,11 @@ describe('how the file is replaced', () => {
       writeFileSync(path, '{}\n');
       const file = readConfigFile(path)!;
       const now = new Date('2026-01-02T03:04:05.678Z');
-      const first = backUp(file, now);
-      assert.equal(first, `${path}.leash-backup-2026-01-02T03-04-05Z`);
+      const owner = ownerOf(undefined, { env: where.env, platform: process.platform });
+      const first = backUp(file, owner, now);
+      assert.match(first, new RegExp(`^${backupFolder(where)}/mcp\\.json\\.[0-9a-f]{8}\\.2026-01-02T03-04-05Z$`));
       writeFileSync(first, 'someone else\'s\n');
-      const second = backUp(file, now);
+      const second = backUp(file, owner, now);
       assert.equal(second, `${first}-1`);
       assert.equal(readFileSync(first, 'utf8'), 'someone else\'s\n', 'the existing backup is untouched');
 

@@ -82,6 +82,14 @@ describe('leash mcp install with no --file', () => {
 
       const result = leashMcp(['install'], where);
       assert.equal(result.code, 0, result.stderr);
+      const isProject = (path: string) => path.startsWith(where.project);
+      assert.equal(placed.filter(({ path }) => isProject(path)).length, 5);
+      for (const { path, text } of placed) {
+        if (isProject(path)) assert.equal(readFileSync(path, 'utf8'), text, `${path}: a project file, left alone without --project`);
+        else assert.notEqual(readFileSync(path, 'utf8'), text, `${path} rewritten`);
+      }
+      const project = leashMcp(['install', '--project'], where);
+      assert.equal(project.code, 0, project.stderr);
       for (const { path, text } of placed) assert.notEqual(readFileSync(path, 'utf8'), text, `${path} rewritten`);
       const status = JSON.parse(leashMcp(['status', '--json'], where).stdout) as { files: { path: string; found: boolean; servers: { state: string }[] }[] };
       assert.equal(status.files.filter((file) => file.found).length, 13);
@@ -89,7 +97,7 @@ describe('leash mcp install with no --file', () => {
       assert.equal(states.filter((state) => state === 'not-wrapped').length, 0);
       assert.equal(states.filter((state) => state === 'wrapped').length, 25);
 
-      const undone = leashMcp(['install', '--undo'], where);
+      const undone = leashMcp(['install', '--undo', '--project'], where);
       assert.equal(undone.code, 0, undone.stderr);
       for (const { path, text } of placed) assert.equal(readFileSync(path, 'utf8'), text, `${path} restored`);
     } finally {

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { configLocations } from '../../src/mcp-config/clients.js';
-import { CLI_ENTRY, exited, JsonLines, killMarked, markedPids, newMark, startFixture, waitForGone } from '../helpers/processes.js';
+import { exited, JsonLines, killMarked, markedPids, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 import { CLIENT_FIXTURE, wrappedServer } from '../mcp/chain.js';
-import { leashMcp, placeFixture, scratch } from './cli.js';
+import { launcherOf, leashMcp, placeFixture, PREFIX, scratch } from './cli.js';
 
 const DEADLINE_MS = 30_000;
 
@@ -39,9 +39,9 @@ test('a config rewritten by leash mcp install: the SDK client SIGKILLed, nothing
   const config = JSON.parse(readFileSync(path, 'utf8')).mcpServers;
   assert.deepEqual(config.docs, { type: 'http', url: 'https://example.invalid/mcp' });
   const { command, args } = config.everything as { command: string; args: string[] };
-  // No npx and no PATH lookup between the client and leash.
-  assert.equal(command, process.execPath);
-  assert.deepEqual(args, [CLI_ENTRY, 'run', '--die-with-parent', '--', server.command, ...server.args]);
+  // No npx and no PATH lookup between the client and leash: the launcher, by its absolute path.
+  assert.equal(command, launcherOf(where));
+  assert.deepEqual(args, [...PREFIX, server.command, ...server.args]);
 
   // The client fixture hands command and args, as read from the config, to the SDK's StdioClientTransport.
   const client = startFixture(CLIENT_FIXTURE, ['plain', command, ...args], mark);

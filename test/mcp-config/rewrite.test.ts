@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { getStaticTOMLValue, parseTOML } from 'toml-eslint-parser';
-import { backupsOf, LAUNCHER, leashMcp, placeFixture, scratch } from './cli.js';
+import { backupsOf, launcherOf, leashMcp, placeFixture, PREFIX, scratch } from './cli.js';
 
 interface Case {
   fixture: string;
@@ -119,20 +119,21 @@ describe('leash mcp install --file: one config per client', () => {
         const nested = server[server.length - 1] === 'command';
         const was = invocation(at(before, server), nested);
         const now = invocation(at(afterValue, server), nested);
-        assert.deepEqual(now, { command: LAUNCHER.node, args: [LAUNCHER.script, 'run', '--die-with-parent', '--', was.command, ...was.args] }, server.join('.'));
+        assert.deepEqual(now, { command: launcherOf(where), args: [...PREFIX, was.command, ...was.args] }, server.join('.'));
       }
       for (const entry of testCase.untouched) assert.deepEqual(at(afterValue, entry), at(before, entry), `${entry.join('.')} untouched`);
       // Comments survive where the format has them.
       for (const comment of original.match(/(\/\/|#)[^\n"]*$/gm) ?? []) assert.ok(rewritten.includes(comment), `comment kept: ${comment}`);
-      const backups = backupsOf(path);
+      const backups = backupsOf(where, path);
       assert.equal(backups.length, 1);
-      assert.equal(readFileSync(join(where.dir, backups[0]!), 'utf8'), original, 'the backup is the original');
+      assert.equal(readFileSync(backups[0]!, 'utf8'), original, 'the backup is the original');
+      assert.ok(installed.stdout.includes(backups[0]!), 'the backup\'s path is printed');
 
       const again = leashMcp(['install', '--client', testCase.client, '--file', path], where);
       assert.equal(again.code, 0, again.stderr);
       assert.match(again.stdout, /already wrapped/);
       assert.equal(readFileSync(path, 'utf8'), rewritten, 'a second run changes nothing');
-      assert.equal(backupsOf(path).length, 1, 'and writes no backup');
+      assert.equal(backupsOf(where, path).length, 1, 'and writes no backup');
 
       const status = leashMcp(['status', '--client', testCase.client, '--file', path, '--json'], where);
       assert.equal(status.code, 0, status.stderr);
@@ -143,7 +144,7 @@ describe('leash mcp install --file: one config per client', () => {
       const undone = leashMcp(['install', '--undo', '--client', testCase.client, '--file', path], where);
       assert.equal(undone.code, 0, undone.stderr);
       assert.equal(readFileSync(path, 'utf8'), original, '--undo gives the original back byte for byte');
-      assert.equal(backupsOf(path).length, 2, '--undo backs up the wrapped file first');
+      assert.equal(backupsOf(where, path).length, 2, '--undo backs up the wrapped file first');
     });
   }
 });
@@ -160,7 +161,7 @@ describe('leash mcp install --dry-run', () => {
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`^--- ${path}$`, 'm'));
       assert.match(result.stdout, /^-command = "npx"$/m);
-      assert.match(result.stdout, new RegExp(`^\\+command = ${JSON.stringify(LAUNCHER.node).replace(/[\\/.]/g, '\\$&')}$`, 'm'));
+      assert.match(result.stdout, new RegExp(`^\\+command = ${JSON.stringify(launcherOf(where)).replace(/[\\/.]/g, '\\$&')}$`, 'm'));
       assert.match(result.stdout, /^@@ -\d+,\d+ \+\d+,\d+ @@$/m);
       assert.match(result.stdout, /dry run: nothing written/);
       // The listing says what would happen, not what did.
@@ -168,7 +169,7 @@ describe('leash mcp install --dry-run', () => {
       assert.doesNotMatch(result.stdout, /(?<!be )wrapped$/m);
       assert.equal(readFileSync(path, 'utf8'), original);
       assert.equal(statSync(path).mtimeMs, mtime);
-      assert.deepEqual(backupsOf(path), []);
+      assert.deepEqual(backupsOf(where, path), []);
     } finally {
       where.remove();
     }

@@ -255,17 +255,21 @@ describe('the core installed alone', () => {
   });
 
   it('leash mcp install works from the installed core, and import \'proc-leash\' loads none of its parsers', () => {
-    const env = markedEnv(coreMark, { NODE_OPTIONS: '' });
+    // leash mcp keeps its launcher, backups and records in XDG_STATE_HOME/leash: here, not the tester's home.
+    const state = join(alone!.dir, 'state');
+    const env = markedEnv(coreMark, { NODE_OPTIONS: '', XDG_STATE_HOME: state });
     const config = join(alone!.dir, 'config.toml');
     writeFileSync(config, '# mine\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]\n');
     const bin = join(alone!.dir, 'node_modules/.bin/leash');
     const installed = run(bin, ['mcp', 'install', '--client', 'codex', '--file', config], alone!.dir, env, 60_000);
     assert.equal(installed.status, 0, describeResult(installed));
     const script = join(alone!.dir, 'node_modules', core.name, 'bin', 'leash.js');
+    const launcher = join(state, 'leash', 'bin', 'leash');
     assert.equal(
       readFileSync(config, 'utf8'),
-      `# mine\n[mcp_servers.docs]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(script)}, "run", "--die-with-parent", "--", "npx", "-y", "docs-mcp"]\n`,
+      `# mine\n[mcp_servers.docs]\ncommand = ${JSON.stringify(launcher)}\nargs = ["run", "--die-with-parent", "--", "npx", "-y", "docs-mcp"]\n`,
     );
+    assert.ok(readFileSync(launcher, 'utf8').includes(`leash='${script}'`), 'the launcher runs the installed leash');
     // With the parsers gone, the core's import still works: nothing but leash mcp loads them.
     for (const name of ['jsonc-parser', 'toml-eslint-parser']) rmSync(join(alone!.dir, 'node_modules', name), { recursive: true });
     const imported = run(process.execPath, ['--input-type=module', '-e', "const m = await import('proc-leash'); console.log(typeof m.spawnOwned);"], alone!.dir, env, 60_000);
