@@ -474,11 +474,13 @@ function killTree(directory: string): void {
   try {
     writeFileSync(join(directory, 'cgroup.kill'), '1');
   } catch {
-    // before Linux 5.14: each member, by identity
+    // Before Linux 5.14: each member, by identity (its cgroup read again right before the signal).
+    const path = cgroupPathOf(directory);
+    if (path === undefined) return;
     for (let round = 0; round < 20; round += 1) {
       const pids = collectMembers(directory);
       if (pids.length === 0) break;
-      for (const pid of pids) signalMember(pid, cgroupPathOf(directory) ?? '', 'SIGKILL');
+      for (const pid of pids) signalMember(pid, path, 'SIGKILL');
       pauseSync(5);
     }
   }

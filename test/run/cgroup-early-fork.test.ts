@@ -1,8 +1,10 @@
-// Contained, `leash run` starts the command before it loads koffi and becomes a child subreaper
-// (a wrapped server's start waits for less): an orphan made in the command's first milliseconds
-// is reparented to init, not to leash. It is still in the run's cgroup from its fork on, so it is
-// ended with the tree, by leash's stop or, when leash is SIGKILLed, by the guard. Each test
-// checks that the case happened (the orphan's parent is not leash) and tries again if not.
+// Contained, an orphan that leash never adopts (reparented to init, not to leash) is still in the
+// run's cgroup from its fork on, so it is ended with the tree, by leash's stop or, when leash is
+// SIGKILLed, by the guard. leash loads koffi before it makes its cgroup (the cgroup is claimed
+// first) and is a child subreaper microseconds after the command's spawn, so the orphan made in the
+// command's first milliseconds comes to leash in practice; the first two tests therefore run leash
+// without koffi (never a subreaper), where every orphan goes to init. Each test checks that the case
+// happened (the orphan's parent is not leash) and tries again if not.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readCommandLine, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { cgroupOf, destroyCgroup, usableCgroup } from '../helpers/cgroup.js';
-import { markedScratch, readJson, startLeash, type LeashProcess } from '../helpers/leash-run.js';
+import { markedScratch, readJson, type LeashProcess } from '../helpers/leash-run.js';
 import { REPO_ROOT, exited, markedEnv, markedPids, waitForGone } from '../helpers/processes.js';
 
 const place = await usableCgroup();
@@ -35,7 +37,7 @@ async function startEarlyOrphan(t: { after: (fn: () => Promise<void>) => void },
   const go = join(dir, 'go');
   execFileSync('mkfifo', [go]);
   const script = `(setsid env -i LEASH_TEST_MARK=${mark} sh -c 'echo "orphan $$"; exec sleep 1001' &); read x < '${go}'; exit 0`;
-  const leash = startLeash(['run', ...args, '--', 'sh', '-c', script], mark);
+  const leash = startLeashWithoutKoffi(join(dir, 'package'), ['run', ...args, '--', 'sh', '-c', script], mark);
   t.after(async () => {
     const directory = /containment: cgroup v2 \((.+)\)$/m.exec(leash.stderr())?.[1];
     if (directory !== undefined) await destroyCgroup(directory);
@@ -56,6 +58,21 @@ async function startEarlyOrphan(t: { after: (fn: () => Promise<void>) => void },
   await exited(leash.child);
   assert.ok(await waitForGone([pid], 10_000));
   return undefined;
+}
+
+/** The package without its one dependency (the run bundle is all `leash run` loads besides koffi), started. */
+function startLeashWithoutKoffi(root: string, args: readonly string[], mark: string): LeashProcess {
+  for (const part of ['bin', 'dist/src/run', 'package.json']) cpSync(join(REPO_ROOT, part), join(root, part), { recursive: true });
+  mkdirSync(join(root, 'node_modules'), { recursive: true });
+  const child = spawn(process.execPath, [join(root, 'bin/leash.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let err = '';
+  let out = '';
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  return { child, stderr: () => err, stdout: () => out };
 }
 
 test('contained: an orphan forked before leash is a subreaper goes to init, stays in the cgroup, and is ended when the runner exits', { skip }, async (t) => {
