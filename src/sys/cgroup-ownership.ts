@@ -109,22 +109,21 @@ export function hasRunMark(directory: string): boolean {
 
 /**
  * Claims the cgroup just made at `directory`, opened as `fd`: its lock, then its mark. False when
- * either fails, or when the directory is no longer the one opened (a cleaner removed it in the
- * moment before the lock: the caller makes another).
+ * the lock cannot be taken, or when the directory is no longer the one opened (a cleaner removed
+ * it in the moment before the lock: the caller makes another). A mark the kernel refuses (an
+ * unprivileged user before Linux 5.7, which has no user.* attributes on cgroupfs) leaves the
+ * cgroup locked but unmarked: usable, and once abandoned removed only if empty.
  */
 export function claimCgroup(directory: string, fd: number): boolean {
   if (!lockBriefly(fd, 'shared')) return false;
-  let marked = false;
   for (const name of MARKS) {
     try {
       setExtendedAttribute(fd, name, String(process.pid));
-      marked = true;
       break;
     } catch {
-      // the next name
+      // the next name, or none
     }
   }
-  if (!marked) return false;
   try {
     return statSync(directory).ino === fstatSync(fd).ino;
   } catch {

@@ -14,7 +14,7 @@
 // Nesting: a cgroup leash made carries leash's mark (cgroup-ownership.ts), which stands for
 // systemd's: a `leash run` started inside another one's cgroup makes its own as a child of it.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   claimCgroup,
   closeQuietly,
@@ -22,6 +22,7 @@ import {
   judgeRunCgroup,
   lockBriefly,
   openDirectory,
+  parseRunCgroupName,
   RUN_CGROUP_PREFIX,
   runCgroupIsLive,
   runCgroupName,
@@ -155,7 +156,8 @@ export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
   const euid = options.euid ?? process.geteuid?.() ?? -1;
   const systemd = options.systemd ?? existsSync('/run/systemd/system');
   let authority: 'root' | 'delegated';
-  if (systemd && !options.declaredDelegated && !hasDelegationMark(place.directory) && !hasRunMark(place.directory)) {
+  const madeByLeash = parseRunCgroupName(basename(place.directory)) !== undefined && hasRunMark(place.directory);
+  if (systemd && !options.declaredDelegated && !hasDelegationMark(place.directory) && !madeByLeash) {
     // Never create cgroups in a unit systemd did not delegate, not even as root. A cgroup leash
     // made (a `leash run` inside another) is the outer leash's, made where it was allowed to.
     return {
@@ -474,11 +476,13 @@ function killTree(directory: string): void {
   try {
     writeFileSync(join(directory, 'cgroup.kill'), '1');
   } catch {
-    // before Linux 5.14: each member, by identity
+    // Before Linux 5.14: each member, by identity (its cgroup read again right before the signal).
+    const path = cgroupPathOf(directory);
+    if (path === undefined) return;
     for (let round = 0; round < 20; round += 1) {
       const pids = collectMembers(directory);
       if (pids.length === 0) break;
-      for (const pid of pids) signalMember(pid, cgroupPathOf(directory) ?? '', 'SIGKILL');
+      for (const pid of pids) signalMember(pid, path, 'SIGKILL');
       pauseSync(5);
     }
   }

@@ -116,3 +116,16 @@ export function spawnInCgroup(directory: string, command: readonly string[], env
 export function moveIntoSubCgroup(mountPoint: string, sub: string): string {
   return `cg=${mountPoint}$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p "$cg/${sub}" && echo $$ > "$cg/${sub}/cgroup.procs"`;
 }
+
+/**
+ * Writes on a cgroup the mark systemd writes on the ones it delegated (Delegate=yes, systemd 251+):
+ * trusted.delegate=1. Through koffi directly, as a test-only setxattr(2).
+ */
+export async function markDelegatedBySystemd(directory: string): Promise<void> {
+  type Koffi = typeof import('koffi');
+  const loaded = (await import('koffi')) as Koffi & { default?: Koffi };
+  const koffi = loaded.default ?? loaded;
+  const setxattr = koffi.load('libc.so.6').func('int setxattr(const char *path, const char *name, const void *value, size_t size, int flags)') as
+    (path: string, name: string, value: Buffer, size: number, flags: number) => number;
+  if (setxattr(directory, 'trusted.delegate', Buffer.from('1'), 1, 0) !== 0) throw new Error(`setxattr(${directory}, trusted.delegate) failed`);
+}

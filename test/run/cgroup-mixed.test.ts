@@ -63,16 +63,19 @@ test('100 mixed leash runs (nested, sub-cgroups, private pid namespaces, SIGKILL
       : [...leash, ...tree];
     const child = spawnInCgroup(parent.directory, command, env);
     const signal = ending.startsWith('SIGKILL') ? 'SIGKILL' : 'SIGTERM';
-    if (ending === 'SIGKILL at start') setTimeout(() => signalProcess(child.pid!, signal), delayMs);
+    // In a pid namespace, the signal goes to the namespace's pid 1 (leash, or unshare's child before
+    // its exec): unshare ignores SIGTERM while it waits, and a SIGKILL of unshare between its fork
+    // and its child's PR_SET_PDEATHSIG (--kill-child) would leave that child running on.
+    const childOfUnshare = () => Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ')[0]) || undefined;
+    const send = async () => {
+      if (kind !== 'pid-namespace') return signalProcess(child.pid!, signal);
+      let inside: number | undefined;
+      await waitUntil(() => child.exitCode !== null || (inside = childOfUnshare()) !== undefined, 10_000);
+      if (inside !== undefined) signalProcess(inside, signal);
+    };
+    if (ending === 'SIGKILL at start') setTimeout(() => void send(), delayMs);
     else if (ending !== 'exits') {
-      void waitUntil(() => /phase=running/.test(child.output()) || child.exitCode !== null, 15_000).then(() => setTimeout(() => {
-        // unshare ignores SIGTERM while it waits for its child (SIGKILL ends it, and --kill-child
-        // the namespace): there the SIGTERM goes to leash, the namespace's pid 1.
-        const inside = kind === 'pid-namespace' && signal === 'SIGTERM'
-          ? Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ')[0])
-          : child.pid!;
-        if (inside > 0) signalProcess(inside, signal);
-      }, delayMs / 2));
+      void waitUntil(() => /phase=running/.test(child.output()) || child.exitCode !== null, 15_000).then(() => setTimeout(() => void send(), delayMs / 2));
     }
     try {
       await exited(child, 20_000);
@@ -89,7 +92,7 @@ test('100 mixed leash runs (nested, sub-cgroups, private pid namespaces, SIGKILL
     while (next < RUNS) await one(next++);
   }));
   // The guards of SIGKILLed leashes end their trees (grace 0.2 s) and remove their cgroups.
-  await waitUntil(() => !cgroupPopulated(parent.directory), 20_000);
+  assert.ok(await waitUntil(() => !cgroupPopulated(parent.directory), 20_000), `still running: ${readFileSync(join(parent.directory, 'cgroup.procs'), 'utf8')}`);
   const leftBeforeCleanUp = runCgroupsBelow(parent.directory).length;
   // A leash and its guard that died together (pid namespace torn down) leave their cgroup to the
   // clean-up of the next run in the same place.

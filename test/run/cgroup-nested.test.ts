@@ -6,12 +6,10 @@
 // by these leashes only), and the scratch cgroup carries systemd's mark, as a delegated unit would.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, constants } from 'node:fs';
 import { test } from 'node:test';
-import { setExtendedAttribute } from '../../src/sys/native.js';
 import { signalProcess } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { cgroupPopulated, runCgroupsBelow, scratchCgroup, spawnInCgroup, usableCgroup } from '../helpers/cgroup.js';
+import { cgroupPopulated, markDelegatedBySystemd, runCgroupsBelow, scratchCgroup, spawnInCgroup, usableCgroup } from '../helpers/cgroup.js';
 import { CLI_ENTRY, exited, killMarked, markedEnv, markedPidRunning, newMark } from '../helpers/processes.js';
 import type { CgroupLocation } from '../../src/sys/cgroup.js';
 
@@ -22,16 +20,11 @@ const skip = typeof place === 'string' ? `no cgroup to test with: ${place}` : !h
 /** Inside a mount namespace of its own where /run/systemd/system exists (sd_booted: systemd runs here). */
 const SYSTEMD_HOST = ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs leash-test /run && mkdir -p /run/systemd/system && exec "$@"', 'sh'];
 
-function startNested(t: { after: (fn: () => Promise<void> | void) => void }) {
+async function startNested(t: { after: (fn: () => Promise<void> | void) => void }) {
   const location = place as CgroupLocation;
   const parent = scratchCgroup(t, location);
-  // What systemd writes on a cgroup it delegated (Delegate=yes): the outer leash may make its own there.
-  const fd = openSync(parent.directory, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    setExtendedAttribute(fd, 'trusted.delegate', '1');
-  } finally {
-    closeSync(fd);
-  }
+  // What systemd writes on a cgroup it delegated: the outer leash may make its own there.
+  await markDelegatedBySystemd(parent.directory);
   const mark = newMark();
   t.after(() => killMarked(mark));
   const leash = [process.execPath, CLI_ENTRY, 'run', '--grace', '2'];
@@ -52,7 +45,7 @@ async function bothContained(parent: string, mark: string, output: () => string)
 }
 
 test('systemd host, leash run inside leash run: nested cgroups; the outer stop ends both, the inner guard is not restarted, both cgroups go', { skip }, async (t) => {
-  const { parent, mark, outer } = startNested(t);
+  const { parent, mark, outer } = await startNested(t);
   await bothContained(parent.directory, mark, outer.output);
   signalProcess(outer.pid!, 'SIGTERM');
   const { code } = await exited(outer, 20_000);
@@ -69,7 +62,7 @@ test('systemd host, leash run inside leash run: nested cgroups; the outer stop e
 });
 
 test('systemd host, leash run inside leash run, the outer leash SIGKILLed: its guard ends both runs and both cgroups go', { skip }, async (t) => {
-  const { parent, mark, outer } = startNested(t);
+  const { parent, mark, outer } = await startNested(t);
   const runs = await bothContained(parent.directory, mark, outer.output);
   signalProcess(outer.pid!, 'SIGKILL');
   await exited(outer);
