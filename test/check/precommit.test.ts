@@ -48,6 +48,7 @@ test('--force-exclude: named files are skipped as a run without paths would skip
   const dir = project({
     'app/main.py': PYTHON_DETACHED,
     'tests/test_main.py': PYTHON_DETACHED,
+    'tests/helpers.py': PYTHON_DETACHED,
     'src/spawn.test.mjs': JS_DETACHED,
     'gen/out.mjs': JS_DETACHED,
     'README.md': 'start_new_session=True\n',
@@ -70,9 +71,13 @@ test('--force-exclude: named files are skipped as a run without paths would skip
   assert.deepEqual(paths(forced.stdout), ['app/main.py']);
   assert.deepEqual((JSON.parse(forced.stdout) as { notes: string[] }).notes, []);
 
-  // Only skipped files: a clean run, not an error.
-  const none = await runCheck(['--force-exclude', 'tests/test_main.py', 'README.md'], dir, mark);
+  // Only skipped files and folders: a clean run, not an error.
+  const none = await runCheck(['--force-exclude', 'tests/test_main.py', 'README.md', 'tests', 'gen'], dir, mark);
   assert.equal(none.code, 0, none.stdout + none.stderr);
+  assert.match(none.stdout, /\(0 file\(s\) checked/);
+  // A named folder without the flag is walked whatever its own name.
+  const folder = await runCheck(['--format', 'json', 'tests'], dir, mark);
+  assert.deepEqual(paths(folder.stdout), ['tests/helpers.py']);
 });
 
 const preCommit = spawnSync('pre-commit', ['--version'], { encoding: 'utf8' });
