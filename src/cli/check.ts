@@ -112,12 +112,14 @@ function inspectPlace(place: CheckPlace, uid: number | undefined): Located {
     if (problem) return { refused: problem, dir: place.dir };
   }
   // require.resolve would pick the CommonJS entry: take the ES entry the manifest names.
-  const { exports, ...deps } = JSON.parse(readFileSync(manifest, 'utf8')) as Manifest & { exports: { '.': { default: string } } };
+  const { exports, ...deps } = JSON.parse(readFileSync(manifest, 'utf8')) as Manifest & { exports: { '.': { default: string }; './command'?: unknown } };
   if (uid !== undefined) {
     const problem = vetDependencies(real, deps, within, uid, new Set([real]));
     if (problem) return { refused: problem, dir: place.dir };
   }
-  const entry = realpathSync(join(real, exports['.'].default));
+  // The command's own entry where the package has one (a bundle: a few ms less per run), else its main.
+  const command = typeof exports['./command'] === 'string' ? join(real, exports['./command']) : undefined;
+  const entry = realpathSync(command !== undefined && existsSync(command) ? command : join(real, exports['.'].default));
   if (!isWithin(real, entry)) return { refused: { path: entry, reason: `outside the package ${real}` }, dir: place.dir };
   return { entry };
 }

@@ -3,7 +3,7 @@
 // repository, blocking a commit that adds a detached spawn and letting a clean one through.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -48,6 +48,7 @@ test('--force-exclude: named files are skipped as a run without paths would skip
   const dir = project({
     'app/main.py': PYTHON_DETACHED,
     'tests/test_main.py': PYTHON_DETACHED,
+    'tests/helpers.py': PYTHON_DETACHED,
     'src/spawn.test.mjs': JS_DETACHED,
     'gen/out.mjs': JS_DETACHED,
     'README.md': 'start_new_session=True\n',
@@ -70,9 +71,53 @@ test('--force-exclude: named files are skipped as a run without paths would skip
   assert.deepEqual(paths(forced.stdout), ['app/main.py']);
   assert.deepEqual((JSON.parse(forced.stdout) as { notes: string[] }).notes, []);
 
-  // Only skipped files: a clean run, not an error.
-  const none = await runCheck(['--force-exclude', 'tests/test_main.py', 'README.md'], dir, mark);
+  // Only skipped files and folders: a clean run, not an error.
+  const none = await runCheck(['--force-exclude', 'tests/test_main.py', 'README.md', 'tests', 'gen'], dir, mark);
   assert.equal(none.code, 0, none.stdout + none.stderr);
+  assert.match(none.stdout, /\(0 file\(s\) checked/);
+  // A named folder without the flag is walked whatever its own name.
+  const folder = await runCheck(['--format', 'json', 'tests'], dir, mark);
+  assert.deepEqual(paths(folder.stdout), ['tests/helpers.py']);
+});
+
+// pre-commit 4.6.1 and later run `npm install -g git+file://CLONE`; npm prepares that clone with
+// npm_config_global=true in the environment, so its own install leaves the build tools out. The
+// prepare step installs them, locally, first; and only then. (The whole install, simulated with
+// npm 11.19 and that command, takes a minute of building: measured by hand, see docs/check.md.)
+test('prepare-git-install.mjs installs the build tools only in a global install that lacks them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'leash-prepare-'));
+  try {
+    // A copy beside no node_modules: typescript cannot be resolved from it.
+    const script = join(dir, 'prepare-git-install.mjs');
+    writeFileSync(script, readFileSync(join(REPO_ROOT, 'scripts/prepare-git-install.mjs')));
+    // npm stand-in: records how it was called.
+    const fakeNpm = join(dir, 'fake-npm.cjs');
+    const record = join(dir, 'npm-called.json');
+    writeFileSync(fakeNpm, `require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ args: process.argv.slice(2), global: process.env.npm_config_global }));\n`);
+    const prepare = (extra: NodeJS.ProcessEnv) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, npm_execpath: fakeNpm, ...extra };
+      for (const [key, value] of Object.entries(extra)) if (value === undefined) delete env[key];
+      return spawnSync(process.execPath, [script], { cwd: dir, env, encoding: 'utf8', timeout: 30_000 });
+    };
+
+    const local = prepare({ npm_config_global: undefined });
+    assert.equal(local.status, 0, describeResult(local));
+    assert.ok(!existsSync(record), 'npm was run by an ordinary prepare');
+
+    const global = prepare({ npm_config_global: 'true' });
+    assert.equal(global.status, 0, describeResult(global));
+    const called = JSON.parse(readFileSync(record, 'utf8')) as { args: string[]; global: string };
+    assert.deepEqual(called.args.slice(0, 2), ['install', '--include=dev']);
+    assert.equal(called.global, 'false');
+
+    // With the tools there (the repository's own copy, beside its node_modules): nothing to do.
+    rmSync(record);
+    const installed = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/prepare-git-install.mjs')], { cwd: REPO_ROOT, env: { ...process.env, npm_execpath: fakeNpm, npm_config_global: 'true' }, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(installed.status, 0, describeResult(installed));
+    assert.ok(!existsSync(record), 'npm was run although typescript is installed');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const preCommit = spawnSync('pre-commit', ['--version'], { encoding: 'utf8' });

@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { markedEnv, newMark, killMarked, REPO_ROOT } from '../helpers/processes.js';
+import { CLI_ENTRY, killMarked, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
 import { project } from './harness.js';
 
 const BIN = join(REPO_ROOT, 'packages/check/bin/leash-check.js');
@@ -50,10 +50,10 @@ interface Loaded {
   stdout: string;
 }
 
-function runProbed(cwd: string, args: string[]): Promise<Loaded> {
+function runProbed(cwd: string, args: string[], cli: string = BIN): Promise<Loaded> {
   const out = join(scratch, `probe-${Math.random().toString(36).slice(2)}.json`);
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--require', PROBE, BIN, ...args], { cwd, env: markedEnv(mark, { LEASH_PROBE_OUT: out, NODE_OPTIONS: '' }), timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--require', PROBE, ...(cli === CLI_ENTRY ? [cli, 'check'] : [cli]), ...args], { cwd, env: markedEnv(mark, { LEASH_PROBE_OUT: out, NODE_OPTIONS: '' }), timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
       assert.ok(existsSync(out), `the probe wrote nothing (exit ${code}): ${stderr}`);
       const report = JSON.parse(readFileSync(out, 'utf8')) as { required: string[]; imported: string[]; builtins: string[] };
@@ -108,6 +108,12 @@ test('the bin runs the bundled command where the build made one, and the modules
   const ours = run.imported.filter((url) => url.includes('/packages/check/dist/') || url.includes('/proc-leash-check/dist/'));
   assert.ok(ours.some((url) => url.endsWith('/dist/command/main.js')), `the bundle was not loaded: ${ours.join(' ')}`);
   assert.ok(!ours.some((url) => url.includes('/dist/check/')), `modules loaded beside the bundle: ${ours.join(' ')}`);
+  // `leash check` (the core finds the package) loads the command the package declares: the bundle.
+  const viaCore = await runProbed(dir, ['run.py'], CLI_ENTRY);
+  assert.equal(viaCore.code, 1, viaCore.stdout);
+  const loaded = viaCore.imported.filter((url) => url.includes('/packages/check/dist/'));
+  assert.ok(loaded.some((url) => url.endsWith('/dist/command/main.js')), `leash check did not load the bundle: ${loaded.join(' ')}`);
+  assert.ok(!loaded.some((url) => url.includes('/dist/check/')), `leash check loaded modules beside the bundle: ${loaded.join(' ')}`);
 
   // The package without its bundle (built by tsc alone): the bin loads the modules. A clean file
   // needs no parser, so the copy needs no node_modules.

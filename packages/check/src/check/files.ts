@@ -134,7 +134,8 @@ export function listTargets(paths: string[], cwd: string, filter: PathFilter, fo
     }
     if (stats.isDirectory()) {
       const shown = display(absolute, cwd);
-      if (forceExclude && filter.isSkipped(shown)) continue;
+      // Judged as a path inside it, so that its own name counts as a folder's (`tests`, `vendor`).
+      if (forceExclude && filter.isSkipped(`${shown}/`)) continue;
       if (filter.isHelper(shown) || filter.isConfiguredSkip(shown)) {
         notes.push(`${given}: skipped, it matches the configuration's "helpers" or "skip"`);
         continue;
