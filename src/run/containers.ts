@@ -213,8 +213,12 @@ export interface ContainerRunPlan {
   label: string | undefined;
   /** The one line for stderr and `leash status`. */
   describe(): string;
-  /** Starts the guard that ends the containers if leash dies; false where none could start. */
-  startGuard(): boolean;
+  /**
+   * Starts the guard that ends the containers if leash dies; false where none could start.
+   * Resolves once the guard has left leash's process tree: called before leash becomes a
+   * subreaper, or the guard would come back to it as an orphan and be stopped with the tree.
+   */
+  startGuard(): Promise<boolean>;
   /** Ends the run's containers; idempotent (every call shares the first's outcome). */
   teardown(graceMs: number): Promise<TeardownOutcome>;
   /** The run is over and nothing stopped it: the guard still looks (the CLI may have been killed). */
@@ -248,7 +252,7 @@ export function planContainerRun(
       args: [...args],
       label: undefined,
       describe: () => `containers: ${shown} -d is a detached container: not labelled, left running when the run ends`,
-      startGuard: () => true,
+      startGuard: async () => true,
       teardown: async () => ({ result: 'released', ms: 0 }),
       finish: async () => ({ result: 'released', ms: 0 }),
     };
@@ -259,7 +263,7 @@ export function planContainerRun(
   let guard: { child: ChildProcess; control: Writable; done: Promise<boolean> } | undefined;
   let outcome: Promise<TeardownOutcome> | undefined;
 
-  const startGuard = (): boolean => {
+  const startGuard = async (): Promise<boolean> => {
     if (!SHELL || guard) return guard !== undefined;
     let child: ChildProcess;
     try {
@@ -275,9 +279,10 @@ export function planContainerRun(
       warn(`cannot start the container guard: ${(error as Error).message}`);
       return false;
     }
-    child.on('error', () => undefined);
-    // detached-spawn: ok — leash's exit never waits for the guard's pipes.
-    child.unref();
+    const outerGone = new Promise<boolean>((resolve) => {
+      child.once('exit', (code) => resolve(code === 0));
+      child.once('error', () => resolve(false));
+    });
     const control = child.stdio[3] as Writable;
     const reply = child.stdout as Readable;
     control.on('error', () => undefined);
@@ -294,7 +299,14 @@ export function planContainerRun(
       reply.on('error', () => resolve(false));
     });
     guard = { child, control, done };
-    return true;
+    // Held until then (nothing else keeps leash's loop alive yet); never after.
+    const started = await outerGone;
+    // detached-spawn: ok — leash's exit never waits for the guard's pipes.
+    child.unref();
+    if (started) return true;
+    warn('cannot start the container guard');
+    guard = undefined;
+    return false;
   };
 
   const viaGuard = async (started: number, graceForWait: number): Promise<TeardownOutcome> => {

@@ -166,7 +166,7 @@ export async function runMain(argv: string[]): Promise<number> {
   if (containers) {
     parsed.args = containers.args;
     log(containers.describe());
-    containers.startGuard();
+    await containers.startGuard();
   }
   const onStop = containers && (() => void containers.teardown(parsed.graceMs));
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }).then(async (code) => (await containers?.finish(), code)); // Job Objects

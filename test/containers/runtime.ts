@@ -85,6 +85,8 @@ export async function startRuntime(options: { service: boolean }): Promise<Runti
     const result = spawnSync(name, args, { env, encoding: 'utf8', timeout: 60_000 });
     return { code: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
   };
+  mkdirSync(join(dir, 'docker-config'));
+  writeFileSync(join(dir, 'docker-config', 'config.json'), '{}\n');
   const rootfs = join(dir, 'rootfs');
   mkdirSync(join(rootfs, 'bin'), { recursive: true });
   copyFileSync(staticBusybox() as string, join(rootfs, 'bin', 'busybox'));
