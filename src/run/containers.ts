@@ -56,6 +56,16 @@ const GLOBAL_FLAGS = new Set([
   '--debug-full', '--experimental', '--insecure-registry', // nerdctl
 ]);
 
+/** Global options known to take a value (the next word, even one that reads `run`). */
+const GLOBAL_VALUE_OPTIONS = new Set([
+  '-H', '--host', '-c', '--context', '--config', '-l', '--log-level', '--tlscacert', '--tlscert', '--tlskey', // docker
+  '--url', '--connection', '--identity', '--root', '--runroot', '--storage-driver', '--storage-opt', '--runtime',
+  '--runtime-flag', '--cgroup-manager', '--conmon', '--events-backend', '--hooks-dir', '--module', '--tmpdir',
+  '--network-cmd-path', '--network-config-dir', '--volumepath', '--imagestore', '--ssh', '--out', // podman
+  '-a', '--address', '-n', '--namespace', '--snapshotter', '--cni-path', '--cni-netconfpath', '--data-root',
+  '--host-gateway-ip', '--hosts-dir', // nerdctl
+]);
+
 /** Short run options that take no value (-d, -i, -t, -P, -q), which may be bundled (-dit). */
 const RUN_SHORT_FLAGS = new Set(['d', 'i', 't', 'P', 'q']);
 
@@ -88,7 +98,7 @@ export function parseContainerCommand(command: string, args: readonly string[]):
     if (arg.includes('=') || GLOBAL_FLAGS.has(arg)) continue;
     // An unknown option followed by the subcommand is read as a flag.
     const next = args[i + 1];
-    if (next === undefined || next === 'run' || next === 'container') continue;
+    if (next === undefined || (!GLOBAL_VALUE_OPTIONS.has(arg) && (next === 'run' || next === 'container'))) continue;
     globals.push(next);
     i += 1;
   }

@@ -3,6 +3,7 @@
 // SIGKILLed leaves the container running unless leash stops it by its label; so must a leash
 // SIGKILLed right after its client (the container guard then does it), in both containments.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { signalProcess } from '../../src/sys/processes.js';
@@ -122,9 +123,12 @@ test('leash run: a container without --rm is stopped, not removed; the user\'s o
   t.after(() => cleanUp(rt, mark));
   const cidfile = `${rt.dir}/${mark}.cid`;
   const run = ['docker', 'run', '-i', '--network', 'none', '--label', `${TEST_LABEL}=${mark}`, '--label', 'mine=kept', '--cidfile', cidfile, rt.image, 'sh', '-c', IGNORES_TERM];
-  const { client } = await startClient(rt, mark, [process.execPath, CLI_ENTRY, 'run', '--die-with-parent', '--grace', String(GRACE_S), '--', ...run]);
+  const state = `${rt.dir}/${mark}.json`;
+  const { client } = await startClient(rt, mark, [process.execPath, CLI_ENTRY, 'run', '--state', state, '--die-with-parent', '--grace', String(GRACE_S), '--', ...run]);
   const [id] = running(rt, mark);
   assert.ok(id, 'the container runs');
+  const status = spawnSync(process.execPath, [CLI_ENTRY, 'status', state], { encoding: 'utf8' });
+  assert.match(status.stdout, /^containers +docker run labelled proc-leash\.run=\S+; when the run ends, docker stop -t 1 \(kept: no --rm\)/m, status.stdout + status.stderr);
   signalProcess(client.pid as number, 'SIGKILL');
   assert.ok(await waitUntil(() => running(rt, mark).length === 0, 30_000), 'the container is stopped');
   assert.ok(await waitUntil(() => markedPids(mark).length === 0, 20_000), `processes left: ${markedPids(mark).join(' ')}`);
