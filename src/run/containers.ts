@@ -413,23 +413,28 @@ export interface LabelledContainer {
 
 /**
  * Lists the containers carrying the leash label that `cli` (with this environment) sees; undefined
- * when the CLI is missing or its daemon does not answer.
+ * when the CLI is missing or its daemon does not answer. podman's template reads labels as a map,
+ * docker's and nerdctl's as one "k=v,k=v" string.
  */
 export async function listLabelledContainers(cli: ContainerCliName, env: NodeJS.ProcessEnv, timeoutMs = 10_000): Promise<LabelledContainer[] | undefined> {
-  const format = `{{.ID}}\t{{.Names}}\t{{.Image}}\t{{.Status}}\t{{.Label "${CONTAINER_LABEL}"}}`;
+  const labels = cli === 'podman' ? `{{index .Labels "${CONTAINER_LABEL}"}}` : '{{.Labels}}';
+  const format = `{{.ID}}\t{{.Names}}\t{{.Image}}\t{{.Status}}\t${labels}`;
   const result = await runCli([cli], ['ps', '-a', '--filter', `label=${CONTAINER_LABEL}`, '--format', format], env, timeoutMs);
   if (result.code !== 0) return undefined;
   return result.stdout.split('\n').filter(Boolean).map((line) => {
-    const [id = '', name = '', image = '', status = '', run = ''] = line.split('\t');
+    const [id = '', name = '', image = '', status = '', labelText = ''] = line.split('\t');
+    const run = cli === 'podman' ? labelText : (labelText.split(',').find((entry) => entry.startsWith(`${CONTAINER_LABEL}=`)) ?? '').slice(CONTAINER_LABEL.length + 1);
     return { cli, id, name, image, status, run };
   });
 }
 
-/** Ends containers by id: stop with the grace, then a forced removal (reap's --kill). */
-export async function endContainers(cli: ContainerCliName, ids: readonly string[], graceMs: number, env: NodeJS.ProcessEnv): Promise<boolean> {
+/**
+ * Stops containers by id with the grace (reap's --kill). Not removed: one started with --rm is
+ * removed by its daemon as it stops; one the user meant to keep stays, stopped.
+ */
+export async function stopContainers(cli: ContainerCliName, ids: readonly string[], graceMs: number, env: NodeJS.ProcessEnv): Promise<boolean> {
   if (ids.length === 0) return true;
   const seconds = Math.max(0, Math.ceil(graceMs / 1000));
   const stop = await runCli([cli], ['stop', '-t', String(seconds), ...ids], env, seconds * 1000 + TEARDOWN_SLACK_MS);
-  const removed = await runCli([cli], ['rm', '-f', ...ids], env, TEARDOWN_SLACK_MS);
-  return stop.code === 0 || removed.code === 0;
+  return stop.code === 0;
 }

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { signalProcess } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, JsonLines, killMarked, markedPids, newMark, startFixture } from '../helpers/processes.js';
+import { runIsGone } from '../../src/reap/containers.js';
+import { runIdentity } from '../../src/run/containers.js';
+import { CLI_ENTRY, JsonLines, killMarked, markedEnv, markedPids, newMark, startFixture } from '../helpers/processes.js';
 import { processesMentioning, startRuntime, TEST_LABEL, type Runtime } from './runtime.js';
 
 let runtime: Runtime | string = 'not started';
@@ -155,4 +157,33 @@ test('leash run: a detached `docker run -d` is named and left alone', async (t) 
   const [id] = running(rt, mark);
   assert.ok(id, 'the detached container still runs after leash ended');
   assert.equal(rt.cli('docker', ['inspect', '--format', '{{index .Config.Labels "proc-leash.run"}}', id as string]).stdout.trim(), '');
+});
+
+test('leash reap lists a container whose leash run is gone, not one whose run lives, and --kill stops it', async (t) => {
+  if (typeof runtime === 'string') return t.skip(runtime);
+  const rt = runtime;
+  const mark = newMark();
+  t.after(() => cleanUp(rt, mark));
+  // A run that is gone: the identity of a process that ran and ended.
+  const gone = spawnSync('sh', ['-c', 'cat /proc/self/stat'], { encoding: 'utf8' });
+  const fields = gone.stdout.slice(gone.stdout.lastIndexOf(')') + 2).split(' ');
+  const deadPid = gone.stdout.split(' ')[0] as string;
+  const live = runIdentity();
+  const deadRun = live.split('/').map((part, index) => (index === 1 ? deadPid : index === 2 ? fields[19] : part)).join('/');
+  assert.ok(runIsGone(deadRun) && !runIsGone(live), 'one label names a gone run, the other this live one');
+  for (const [name, run] of [[`reap-${mark}-gone`, deadRun], [`reap-${mark}-live`, live]]) {
+    const started = rt.cli('docker', ['run', '-d', '--name', name as string, '--network', 'none', '--label', `${TEST_LABEL}=${mark}`, '--label', `proc-leash.run=${run}`, rt.image, 'sleep', '1000']);
+    assert.equal(started.code, 0, started.stderr);
+  }
+  const reap = (args: string[]) => spawnSync(process.execPath, [CLI_ENTRY, 'reap', '--json', '--match', `^reap-${mark}-`, ...args], {
+    encoding: 'utf8', env: markedEnv(mark, { ...rt.env, LEASH_CONTAINER_CLIS: 'docker' }),
+  });
+  const listed = reap([]);
+  const containers = (JSON.parse(listed.stdout) as { containers: Array<{ name: string }> }).containers;
+  assert.deepEqual(containers.map((c) => c.name), [`reap-${mark}-gone`], listed.stderr);
+  assert.equal(listed.status, 1);
+  const killed = reap(['--kill', '--grace', '1']);
+  assert.equal(killed.status, 1, killed.stderr);
+  assert.deepEqual(running(rt, mark).length, 1, 'the live run\'s container is left alone');
+  assert.equal(rt.cli('docker', ['inspect', '--format', '{{.State.Running}}', `reap-${mark}-gone`]).stdout.trim(), 'false');
 });
