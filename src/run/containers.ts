@@ -277,9 +277,9 @@ export function planContainerRun(
     if (!SHELL || guard) return guard !== undefined;
     let child: ChildProcess;
     try {
-      // detached-spawn: ok — the container guard must outlive leash: it ends the run's containers if leash dies.
       // The outer shell backgrounds the guard and exits, so the guard is no child of leash (a
       // subreaper's walk would stop it with the tree) and sits in no cgroup of the run.
+      // detached-spawn: ok — the container guard must outlive leash: it ends the run's containers if leash dies.
       child = spawn(SHELL, ['-c', `${SHELL} -c "$0" leash-container-guard "$@" &`, CONTAINER_GUARD_SCRIPT, String(seconds), `label=${label}`, parsed.remove ? '1' : '0', ...cliWords], {
         detached: true,
         stdio: ['ignore', 'pipe', 'inherit', 'pipe'],
