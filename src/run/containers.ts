@@ -193,6 +193,7 @@ export function parseRunIdentity(value: string): { host: string; pid: number; st
  * container created while the first stop ran (running ones only, unless they are to be removed).
  */
 export const CONTAINER_GUARD_SCRIPT = `
+trap '' PIPE HUP
 secs=$1 filter=$2 rm=$3; shift 3
 while IFS= read -r line <&3; do
   case $line in release) exit 0;; stop) break;; esac
