@@ -62,8 +62,8 @@ export async function scanOrphanedContainers(env: NodeJS.ProcessEnv = process.en
       continue;
     }
     for (const container of containers) {
-      // Stopped ones (kept by the user, or stopped by leash) are no leak.
-      if (/^(exited|stopped|dead)/i.test(container.status)) continue;
+      // Stopped ones (kept by the user, or stopped by leash) and never started ones run nothing: no leak.
+      if (/^(exited|stopped|dead|created)/i.test(container.status)) continue;
       const key = container.id.slice(0, 12);
       if (seen.has(key) || !runIsGone(container.run)) continue;
       seen.add(key);

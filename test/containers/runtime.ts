@@ -4,7 +4,7 @@
 // topology the real `docker` CLI against `podman system service` on a private socket. Every
 // container a test starts carries the test's label; cleanUp removes them and stops the service.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCommandLine, listPids } from '../../src/sys/procfs.js';
@@ -71,6 +71,7 @@ export async function startRuntime(options: { service: boolean }): Promise<Runti
   // cgroupfs, no default ulimits; vfs storage needs no overlay support.
   writeFileSync(join(dir, 'containers.conf'), [
     '[containers]', 'default_ulimits = []', '[engine]', 'runtime = "runc"', 'cgroup_manager = "cgroupfs"', 'events_logger = "file"',
+    `events_logfile_path = "${dir}/events.log"`,
     '',
   ].join('\n'));
   writeFileSync(join(dir, 'storage.conf'), ['[storage]', 'driver = "vfs"', `graphroot = "${dir}/root"`, `runroot = "${dir}/run"`, ''].join('\n'));
@@ -124,10 +125,28 @@ export async function startRuntime(options: { service: boolean }): Promise<Runti
     }
     // What conmon or the service left running in this runtime (never anything else: by the folder).
     for (const pid of processesMentioning(dir)) signalProcess(pid, 'SIGKILL');
+    // runc with cgroupfs leaves each container's (empty) cgroups behind: those of this runtime's
+    // containers (its own events log names them all) are removed; a cgroup still in use is not.
+    const created = cli('podman', ['events', '--stream=false', '--filter', 'event=create', '--format', '{{.ID}}']).stdout.split(/\s+/).filter(Boolean);
+    for (const id of new Set(created)) {
+      for (const hierarchy of listDirectory('/sys/fs/cgroup')) {
+        const place = join('/sys/fs/cgroup', hierarchy, 'libpod_parent', `libpod-${id}`);
+        if (!existsSync(place)) continue;
+        spawnSync('sh', ['-c', 'find "$1" -depth -type d -exec rmdir {} + 2>/dev/null', 'sh', place]);
+      }
+    }
     spawnSync('sh', ['-c', `grep -o " ${dir}[^ ]*" /proc/self/mounts | sort -r | xargs -r -n1 umount -l`]);
     rmSync(dir, { recursive: true, force: true });
   };
   return { dir, env, image, cli, containers, cleanUp };
+}
+
+function listDirectory(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
 }
 
 /** Live processes whose command line names `text` (a container id, the runtime's folder). */
