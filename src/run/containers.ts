@@ -248,7 +248,8 @@ const TEARDOWN_SLACK_MS = 10_000;
 export function planContainerRun(
   command: string,
   args: readonly string[],
-  runId: string,
+  /** The label's value (runIdentity), or how to get it: read only for a container run. */
+  runIdOrSource: string | (() => string),
   env: NodeJS.ProcessEnv,
   graceMs: number,
   warn: (message: string) => void = () => undefined,
@@ -268,6 +269,7 @@ export function planContainerRun(
       finish: async () => ({ result: 'released', ms: 0 }),
     };
   }
+  const runId = typeof runIdOrSource === 'string' ? runIdOrSource : runIdOrSource();
   const label = `${CONTAINER_LABEL}=${runId}`;
   const rewritten = [...args.slice(0, parsed.runOptionsAt), '--label', label, ...args.slice(parsed.runOptionsAt)];
   const seconds = Math.max(0, Math.ceil(graceMs / 1000));

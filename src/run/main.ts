@@ -162,7 +162,7 @@ export async function runMain(argv: string[]): Promise<number> {
   quiet = parsed.quiet;
   if (parsed.ignoreHangup) ignoreHangup();
   // A container run (docker/podman/nerdctl run) gets a label naming this run; its guard starts now, outside the tree.
-  const containers = planContainerRun(parsed.command, parsed.args, runIdentity(), process.env, parsed.graceMs, (message) => log(`warning: ${message}`));
+  const containers = planContainerRun(parsed.command, parsed.args, runIdentity, process.env, parsed.graceMs, (message) => log(`warning: ${message}`));
   if (containers) {
     parsed.args = containers.args;
     log(containers.describe());
