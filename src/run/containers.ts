@@ -207,12 +207,16 @@ while [ $pass -lt 2 ]; do
   if [ "$rm" = 1 ]; then "$@" rm -f $ids >/dev/null 2>&1; else all=-q; fi
   pass=$((pass+1))
 done
-echo done
+echo done 2>/dev/null
 `;
 
 export interface TeardownOutcome {
-  /** 'done': the CLI was run; 'released': nothing to do; 'timeout': leash stopped waiting. */
-  result: 'done' | 'released' | 'timeout' | 'unavailable';
+  /**
+   * 'done': the CLI was run; 'released': nothing to do (a detached run); 'timeout': leash stopped
+   * waiting (the guard goes on); 'guard-gone': the guard died before it said done; 'unavailable':
+   * no guard, or the CLI could not list the containers.
+   */
+  result: 'done' | 'released' | 'timeout' | 'guard-gone' | 'unavailable';
   ms: number;
 }
 
@@ -230,9 +234,15 @@ export interface ContainerRunPlan {
    * subreaper, or the guard would come back to it as an orphan and be stopped with the tree.
    */
   startGuard(): Promise<boolean>;
-  /** Ends the run's containers; idempotent (every call shares the first's outcome). */
+  /**
+   * Ends the run's containers through the guard, as the tree's stop begins; idempotent (every call
+   * shares the first's outcome). Without a guard it does nothing: see finish.
+   */
   teardown(graceMs: number): Promise<TeardownOutcome>;
-  /** The run is over and nothing stopped it: the guard still looks (the CLI may have been killed). */
+  /**
+   * The run is over, stopped or not (a CLI killed by someone else leaves its container): the
+   * guard's teardown, or the CLI run by leash itself where there is no guard.
+   */
   finish(): Promise<TeardownOutcome>;
 }
 
@@ -326,24 +336,30 @@ export function planContainerRun(
     const current = guard as NonNullable<typeof guard>;
     current.control.write('stop\n');
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), graceForWait + TEARDOWN_SLACK_MS);
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), graceForWait + TEARDOWN_SLACK_MS);
     });
     const finished = await Promise.race([current.done, timedOut]);
     clearTimeout(timer);
     current.control.end();
-    if (!finished) warn(`the run's containers are still being stopped (${CONTAINER_LABEL}=${runId}); the container guard goes on alone`);
-    return { result: finished ? 'done' : 'timeout', ms: performance.now() - started };
+    if (finished === 'timeout') warn(`the run's containers are still being stopped (${CONTAINER_LABEL}=${runId}); the container guard goes on alone`);
+    return { result: finished === true ? 'done' : finished === false ? 'guard-gone' : 'timeout', ms: performance.now() - started };
   };
 
+  // While the tree is being stopped, only the guard acts: a CLI started by leash itself would be
+  // part of the tree (a subreaper's walk) and stopped with it.
   const teardown = (grace: number): Promise<TeardownOutcome> => {
-    outcome ??= (async () => {
-      const started = performance.now();
-      if (guard) return viaGuard(started, grace);
-      // No shell (Windows): the CLI straight from leash, after the run (never inside its tree).
-      return directTeardown(cliWords, label, Math.max(0, Math.ceil(grace / 1000)), parsed.remove, env, warn, started);
-    })();
+    if (!guard) return Promise.resolve({ result: 'unavailable', ms: 0 });
+    outcome ??= viaGuard(performance.now(), grace);
     return outcome;
+  };
+
+  // Once the run is over: the guard's teardown, or where there is none (no shell: Windows; or it
+  // died), the CLI straight from leash.
+  const finish = async (): Promise<TeardownOutcome> => {
+    const viaShell = await teardown(graceMs);
+    if (viaShell.result !== 'unavailable' && viaShell.result !== 'guard-gone') return viaShell;
+    return directTeardown(cliWords, label, seconds, parsed.remove, env, warn, performance.now());
   };
 
   return {
@@ -355,7 +371,7 @@ export function planContainerRun(
       (parsed.remove ? ' then rm -f (--rm)' : ' (kept: no --rm)') + ` for every container carrying it`,
     startGuard,
     teardown,
-    finish: () => teardown(graceMs),
+    finish,
   };
 }
 
