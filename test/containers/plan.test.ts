@@ -1,6 +1,7 @@
 // What leash adds to a container run's command line, and what it leaves alone. Pure: no runtime.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { hasProcfs } from '../../src/sys/procfs.js';
 import { CONTAINER_LABEL, isContainerCommand, parseContainerCommand, parseRunIdentity, planContainerRun, runIdentity } from '../../src/run/containers.js';
 
 const RUN = 'host/1/2/boot/3';
@@ -58,6 +59,7 @@ test('the run identity reads back', () => {
   const id = runIdentity();
   const parsed = parseRunIdentity(id);
   assert.equal(parsed?.pid, process.pid);
-  if (process.platform === 'linux') assert.ok(parsed?.startTime !== undefined && parsed.bootId !== undefined && parsed.pidNamespace !== undefined);
+  // Where procfs can say (not the macOS-paths lane, which hides /proc): start time, boot, namespace.
+  if (hasProcfs()) assert.ok(parsed?.startTime !== undefined && parsed.bootId !== undefined && parsed.pidNamespace !== undefined);
   assert.equal(parseRunIdentity('not/ours'), undefined);
 });
