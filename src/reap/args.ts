@@ -31,6 +31,11 @@ options:
   --grace TIME           between SIGTERM and SIGKILL: 5, 5s, 500ms, 1.5s, 2m (default 5s, at most 10m)
   -h, --help             this text
 
+Containers too: every container carrying a leash run label (proc-leash.run, added by
+\`leash run -- docker run ...\`) whose run is gone (this host's label only), as the docker, podman
+and nerdctl CLIs on PATH see them with this environment (LEASH_CONTAINER_CLIS narrows the list).
+--match reads their name and image; --kill stops them (\`stop -t\` with the grace).
+
 List first, then --kill with the same filters: a daemon that never redirected its stdio
 looks like a leak.
 

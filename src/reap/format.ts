@@ -67,6 +67,8 @@ export function formatJson(
     outcomes?: readonly TreeOutcome[];
     /** Trees not listed because they are in the caller's own session (0 and 0 with --include-own-session). */
     ownSession?: { leaked: number; unknown: number };
+    /** Containers carrying a leash run label whose run is gone (src/reap/containers.ts). */
+    containers?: readonly object[];
   },
 ): string {
   const byPid = new Map(extra.outcomes?.map((outcome) => [outcome.pid, outcome]));
@@ -95,6 +97,7 @@ export function formatJson(
       uninspected: extra.uninspected,
       nestedPidNamespace: extra.nestedPidNamespace,
       notShownOwnSession: extra.ownSession ?? { leaked: 0, unknown: 0 },
+      containers: extra.containers ?? [],
     },
     null,
     2,

@@ -7,6 +7,7 @@ import { REAP_HELP, REAP_USAGE, parseReapArgs } from './args.js';
 import { formatJson, formatTable } from './format.js';
 import { scanLeakedTrees, type LeakedTree } from './scan.js';
 import { callerNow, endTrees } from './terminate.js';
+import { formatContainers, scanOrphanedContainers, stopOrphanedContainers } from './containers.js';
 
 /** Exit codes: documented in docs/reap.md. */
 export const EXIT_NONE_FOUND = 0;
@@ -49,6 +50,9 @@ export async function reapMain(argv: string[]): Promise<number> {
     );
   }
   const scan = scanLeakedTrees(sockets, undefined, parsed.includeOwnSession);
+  // Containers whose leash run is gone, through the CLIs on PATH (--match reads name and image).
+  const containers = (await scanOrphanedContainers()).orphaned.filter((c) => parsed.match === undefined || parsed.match.test(`${c.name} ${c.image}`));
+  const containersStopped = parsed.kill && containers.length > 0 ? await stopOrphanedContainers(containers, parsed.graceMs) : undefined;
   const wanted = (tree: LeakedTree) =>
     (parsed.match === undefined || parsed.match.test(tree.command)) &&
     (parsed.olderThanSeconds === undefined || tree.ageSeconds >= parsed.olderThanSeconds) &&
@@ -69,11 +73,13 @@ export async function reapMain(argv: string[]): Promise<number> {
         nestedPidNamespace: scan.nestedPidNamespace,
         outcomes,
         ownSession,
+        containers: containers.map((c) => ({ ...c, ...(containersStopped === undefined ? {} : { stopped: containersStopped }) })),
       }),
     );
   } else {
     writeData(formatTable(trees, outcomes));
     if (unlisted.length > 0) writeData(`\n${formatTable(unlisted, undefined, 'unknown')}`);
+    if (containers.length > 0) writeData(`\n${formatContainers(containers, containersStopped)}`);
   }
   if (ownSession.leaked + ownSession.unknown > 0) {
     const counted = [
@@ -95,7 +101,7 @@ export async function reapMain(argv: string[]): Promise<number> {
       );
     }
   }
-  if (trees.length === 0) return EXIT_NONE_FOUND;
-  if (outcomes && outcomes.some((outcome) => outcome.result !== 'ended')) return EXIT_NOT_ALL_ENDED;
+  if (trees.length === 0 && containers.length === 0) return EXIT_NONE_FOUND;
+  if ((outcomes && outcomes.some((outcome) => outcome.result !== 'ended')) || containersStopped === false) return EXIT_NOT_ALL_ENDED;
   return EXIT_FOUND;
 }

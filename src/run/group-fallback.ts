@@ -19,6 +19,8 @@ export interface GroupFallbackOptions {
   statePath?: string;
   log: (line: string) => void;
   guard?: RunGuard;
+  /** Called once when the stop begins (the run's containers: containers.ts). */
+  onStop?: () => void;
 }
 
 /** How often the state document's member count is refreshed (a scan of /proc each time). */
@@ -85,6 +87,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   const stop = (signal: NodeJS.Signals) => {
     if (phase !== 'running') return;
     enter('stopping');
+    options.onStop?.();
     signalTree(treeSignalFor(signal));
     graceTimer = setTimeout(() => {
       escalated = true;

@@ -12,6 +12,7 @@ import { chooseContainment, containmentNeedsNative } from './containment.js';
 import { describeContainment } from '../sys/cgroup.js';
 import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
+import { planContainerRun, runIdentity } from './containers.js';
 
 export const RUN_USAGE =
   'usage: leash run [--grace TIME] [--state FILE] [--die-with-parent] [--no-stdin-watch] [--parent-death-signal SIG] ' +
@@ -160,7 +161,15 @@ export async function runMain(argv: string[]): Promise<number> {
   }
   quiet = parsed.quiet;
   if (parsed.ignoreHangup) ignoreHangup();
-  if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }); // Job Objects
+  // A container run (docker/podman/nerdctl run) gets a label naming this run; its guard starts now, outside the tree.
+  const containers = planContainerRun(parsed.command, parsed.args, runIdentity, process.env, parsed.graceMs, (message) => log(`warning: ${message}`));
+  if (containers) {
+    parsed.args = containers.args;
+    log(containers.describe());
+    await containers.startGuard();
+  }
+  const onStop = containers && (() => void containers.teardown(parsed.graceMs));
+  if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }).then(async (code) => (await containers?.finish(), code)); // Job Objects
   if (process.platform === 'linux' && hasProcfs()) {
     // koffi is needed before the command starts (the subreaper bit, in every mode): its loading
     // begins now, and its file reads overlap the cgroup's making. Choosing needs it only under
@@ -174,8 +183,9 @@ export async function runMain(argv: string[]): Promise<number> {
       log(`containment: ${described}`);
       // The process tree's guard is a death supervisor (Node); contained, a shell (cgroup-guard.ts).
       const guard = containment.cgroup ? undefined : new RunGuard(parsed.graceMs);
-      const supervisor = new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described, native });
+      const supervisor = new TreeSupervisor({ ...parsed, log, guard, cgroup: containment.cgroup, containment: described, native, onStop, containers: containers?.describe() });
       const code = await supervisor.run();
+      await containers?.finish();
       // The tree is gone and the guard told: nothing of leash's own teardown is of use to anyone,
       // and a client that waits for the server to be gone would wait for it (sys/quick-exit.ts).
       quickExit.exitIfClean(code, supervisor.allWritten());
@@ -191,6 +201,6 @@ export async function runMain(argv: string[]): Promise<number> {
       // The fallback signals the runner's group as a whole: that group must not be leash's own.
       (parsed.keepTerminal ? '; --keep-terminal is not supported here (the command gets a new session)' : ''),
   );
-  return runWithProcessGroup({ ...parsed, log, guard });
+  return runWithProcessGroup({ ...parsed, log, guard, onStop }).then(async (code) => (await containers?.finish(), code));
 }
 

@@ -14,7 +14,7 @@ export const StatusExit = { ok: 0, usage: 64, invalid: 65, unreadable: 66, write
 /** What became of the `leash run` that wrote a document. */
 export type WriterState =
   /** `containment`: the one line `leash run` said on stderr about its containment, when recorded. */
-  | { state: 'running' | 'gone' | 'unknown'; pid: number; containment?: string }
+  | { state: 'running' | 'gone' | 'unknown'; pid: number; containment?: string; containers?: string }
   /** No writer record next to the document (read from stdin, or written by an older leash). */
   | { state: 'unrecorded' };
 
@@ -36,11 +36,13 @@ export function writerOf(file: string): WriterState {
   }
   if (!identity) return { state: 'unrecorded' };
   const containment = (identity as { containment?: unknown }).containment;
+  const containers = (identity as { containers?: unknown }).containers;
   return {
     state: identityState(identity),
     pid: identity.pid,
     // Shown to a person: no control characters from a file anyone in the directory could write.
     ...(typeof containment === 'string' ? { containment: containment.replace(/[\x00-\x1f\x7f]/g, '?') } : {}),
+    ...(typeof containers === 'string' ? { containers: containers.replace(/[\x00-\x1f\x7f]/g, '?') } : {}),
   };
 }
 
@@ -107,6 +109,7 @@ export function describeState(state: RunState, now = Date.now(), writer?: Writer
   ];
   if (writer) rows.push(['writer', describeWriter(state, writer)]);
   if (writer && writer.state !== 'unrecorded' && writer.containment !== undefined) rows.push(['containment', writer.containment]);
+  if (writer && writer.state !== 'unrecorded' && writer.containers !== undefined) rows.push(['containers', writer.containers.replace(/^containers: /, '')]);
   if (ended) {
     const shown = ended.ended.slice(0, ENDED_ROWS);
     for (const [index, entry] of shown.entries()) rows.push([index === 0 ? 'ended' : '', `${entry.pid} ${entry.command} (${entry.signal})`]);

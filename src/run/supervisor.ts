@@ -105,6 +105,10 @@ export interface TreeSupervisorOptions {
   containment?: string;
   /** The native calls' loading, begun by the caller at leash's start; loadNative() when absent. */
   native?: Promise<boolean>;
+  /** Called once when the tree's stop begins, for any reason (the run's containers: containers.ts). */
+  onStop?: () => void;
+  /** The containers line for the writer record (`leash status`). */
+  containers?: string;
 }
 
 /** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
@@ -202,7 +206,7 @@ export class TreeSupervisor {
     });
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
       options.log(`warning: ${message}`),
-    undefined, options.containment === undefined ? undefined : { containment: options.containment });
+    undefined, options.containment === undefined ? undefined : { containment: options.containment, ...(options.containers && { containers: options.containers }) });
     this.ended = new EndedRecord(options.statePath, (message) => options.log(`warning: ${message}`));
   }
 
@@ -1014,6 +1018,7 @@ export class TreeSupervisor {
 
   private enterPhase(phase: Phase, reason?: string): void {
     this.phase = phase;
+    if (phase === 'stopping') this.options.onStop?.();
     const s = this.snapshot();
     this.options.log(
       `phase=${phase} active=${s.active_children} adopted=${s.adopted_children} ` +
