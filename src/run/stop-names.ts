@@ -1,12 +1,12 @@
 // What a stop says it ended: each process sent a signal named once per signal, on stderr (a few)
 // and in the record beside the state document (RECORD_LIMIT), whichever containment reached it.
-import { isDeadState, readProcStat, type ProcStat } from '../sys/procfs.js';
+import { isDeadState, type ProcStat } from '../sys/procfs.js';
 import { CommandCache, commandOf, EndedRecord, LINE_LIMIT, nameProcesses, RECORD_LIMIT } from './ended.js';
 
 /** Members a signal is about to reach, the first few read (pid, command line), the rest counted. */
 export interface PreparedNames {
   signal: NodeJS.Signals;
-  read: Array<{ stat: ProcStat; command: string }>;
+  read: Array<{ pid: number; command: string }>;
   unlisted: number;
 }
 
@@ -61,9 +61,9 @@ export class StopNames {
         unlisted += 1;
         continue;
       }
-      const stat = readProcStat(pid);
-      if (!stat || isDeadState(stat.state)) continue;
-      read.push({ stat, command: commandOf(pid) ?? '?' });
+      // The command line alone (one read, not two, before the signal): a zombie has none.
+      const command = commandOf(pid);
+      if (command !== undefined) read.push({ pid, command });
     }
     return { signal, read, unlisted };
   }
@@ -71,8 +71,7 @@ export class StopNames {
   /** After the signal: says what prepare() found. */
   logPrepared({ signal, read, unlisted }: PreparedNames): void {
     if (read.length === 0 && unlisted === 0) return;
-    const commands = new Map(read.map(({ stat, command }) => [stat.pid, command]));
-    const { named, total } = this.ended.add(read.map(({ stat }) => stat), signal, (stat) => commands.get(stat.pid) ?? '?', unlisted);
+    const { named, total } = this.ended.add(read, signal, (entry) => entry.command, unlisted);
     this.say(signal, named, total, '');
   }
 
