@@ -1,7 +1,7 @@
 // Which containment `leash run` uses: a cgroup v2 of its own where the hierarchy's owner allows
 // it (src/sys/cgroup.ts says when), else the process tree it supervises as a child subreaper.
 import { existsSync } from 'node:fs';
-import { assessOwnCgroup, TreeCgroup } from '../sys/cgroup.js';
+import { assessOwnCgroup, moveProcess, TreeCgroup } from '../sys/cgroup.js';
 
 /**
  * LEASH_CONTAINMENT: `auto` (the default), `tree` (never a cgroup), or `cgroup` (this process's
@@ -14,15 +14,19 @@ export type Containment = { cgroup: TreeCgroup } | { cgroup: undefined; reason: 
 /**
  * Whether choosing needs the native calls first: under systemd, unless the user vouches for the
  * delegation, only systemd's mark (an extended attribute, read through koffi) says yes. Elsewhere
- * the choice needs no koffi, and a contained run starts its command before koffi loads.
+ * the choice needs no koffi, and koffi loads while the cgroup is made and tried.
  */
 export function containmentNeedsNative(env: NodeJS.ProcessEnv): boolean {
   const wanted = env[CONTAINMENT_VARIABLE] || 'auto';
   return wanted !== 'tree' && wanted !== 'cgroup' && existsSync('/run/systemd/system');
 }
 
-/** Makes the run's cgroup where one is usable; otherwise says why not. */
-export function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Containment {
+/**
+ * Makes the run's cgroup where one is usable; otherwise says why not. The trial move below runs
+ * on libuv's threadpool: the kernel's wait in a first migration overlaps the caller's other
+ * start-up work (koffi's loading).
+ */
+export async function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<Containment> {
   const wanted = env[CONTAINMENT_VARIABLE] || 'auto';
   if (wanted === 'tree') return { cgroup: undefined, reason: `${CONTAINMENT_VARIABLE}=tree` };
   if (!['auto', 'cgroup'].includes(wanted)) warn(`${CONTAINMENT_VARIABLE}='${wanted}' is none of auto, tree, cgroup; using auto`);
@@ -33,8 +37,8 @@ export function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string
   // Moving a process needs write access to the common ancestor's cgroup.procs too: try it on
   // leash itself now, not at the runner's start.
   try {
-    cgroup.enter();
-    cgroup.leave();
+    await moveProcess(cgroup, 'in');
+    await moveProcess(cgroup, 'out');
   } catch (error) {
     try {
       cgroup.leave();

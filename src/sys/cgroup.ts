@@ -11,6 +11,7 @@
 // Elsewhere an unprivileged user may use a cgroup delegated the kernel's way: the directory, its
 // cgroup.procs and cgroup.subtree_control owned by that user.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readExtendedAttribute } from './native.js';
 import { readProcText } from './proc-text.js';
@@ -475,4 +476,14 @@ export async function withCgroupFrozen(cgroup: TreeCgroup, whileFrozen: (pids: n
   } finally {
     cgroup.freeze(false);
   }
+}
+
+/**
+ * Moves a process into `cgroup` ('in') or back to its parent ('out') off the main thread (libuv's
+ * threadpool). A process's first migration in a while waits for an RCU grace period in the
+ * kernel (13-16 ms measured here, loaded; 0.1 ms for the next ones): the caller can spend that
+ * wait on other work, such as loading its native calls. Rejects as the write does.
+ */
+export async function moveProcess(cgroup: TreeCgroup, where: 'in' | 'out', pid = process.pid): Promise<void> {
+  await writeFile(join(where === 'in' ? cgroup.directory : cgroup.parent.directory, 'cgroup.procs'), String(pid));
 }
