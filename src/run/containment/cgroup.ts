@@ -26,6 +26,9 @@ export interface CgroupContainmentHost {
 /** Called with the pids a pass is about to reach, while they still have their names to read. */
 type PassNames = (pids: readonly number[]) => void;
 
+/** Up to this many members to signal, each is proven one by one rather than all frozen. */
+const SIGNAL_BY_IDENTITY_MAX = 16;
+
 export class CgroupContainment implements Containment {
   readonly kind = 'cgroup';
   /** Pids of the cgroup already sent this phase's signal (a pid is a member until it leaves the list). */
@@ -143,6 +146,11 @@ export class CgroupContainment implements Containment {
     this.passing = true;
     try {
       let reached = 0;
+      // A few members (a wrapped server and its launcher) are signalled at once, each by identity:
+      // freezing busy multi-threaded processes first cost ~10 ms of a client-death stop (5 -> 15
+      // ms, measured); past a few, the freeze is cheaper than proving each member.
+      const listed = cgroupProcsDeep(this.cgroup.directory);
+      if (listed.filter((pid) => !this.reached.has(pid)).length <= SIGNAL_BY_IDENTITY_MAX) return this.signalEachByIdentity(listed, signal, names);
       const frozen = await withCgroupFrozen(this.cgroup, (pids) => {
         this.memberCount = pids.length;
         const fresh = pids.filter((pid) => !this.reached.has(pid));
@@ -154,18 +162,23 @@ export class CgroupContainment implements Containment {
         }
       });
       if (frozen) return reached;
-      const pids = cgroupProcsDeep(this.cgroup.directory);
-      this.memberCount = pids.length;
-      const fresh = pids.filter((pid) => !this.reached.has(pid));
-      names(fresh);
-      for (const pid of fresh) {
-        this.reached.add(pid);
-        if (this.cgroup.signalMember(pid, signal) === 'sent') reached += 1;
-      }
-      return reached;
+      return this.signalEachByIdentity(cgroupProcsDeep(this.cgroup.directory), signal, names);
     } finally {
       this.passing = false;
     }
+  }
+
+  /** Each member of `pids` not reached yet, by identity (pinned by a pidfd, its cgroup read, then signalled). */
+  private signalEachByIdentity(pids: readonly number[], signal: NodeJS.Signals, names: PassNames): number {
+    this.memberCount = pids.length;
+    const fresh = pids.filter((pid) => !this.reached.has(pid));
+    names(fresh);
+    let reached = 0;
+    for (const pid of fresh) {
+      this.reached.add(pid);
+      if (this.cgroup.signalMember(pid, signal) === 'sent') reached += 1;
+    }
+    return reached;
   }
 
   /**
