@@ -595,8 +595,12 @@ export class TreeSupervisor {
   /** The grace is over: SIGKILL to everything left (named first), again while anything is left. */
   private escalate(): void {
     if (this.phase !== 'stopping') return;
-    this.adoptions.reap();
-    this.observe();
+    // The process tree looks again first (the kill goes to the last walk); contained, the kill
+    // reads the cgroup itself, and the zombies left by the dying tree are reaped after it.
+    if (this.tree) {
+      this.adoptions.reap();
+      this.observe();
+    }
     if (this.endIfEmpty()) return;
     this.escalated = true;
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
