@@ -395,7 +395,7 @@ export class TreeSupervisor {
         this.adoptions.reap();
         // Contained there is no sweep to publish the counters: the reaps do (at most once a second).
         if (this.contained && this.options.statePath !== undefined) {
-          this.contained.refresh();
+          this.contained.refreshCount();
           this.state.publish();
         }
       }

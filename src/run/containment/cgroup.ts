@@ -49,8 +49,13 @@ export class CgroupContainment implements Containment {
 
   /** One read of the member list (the state document's count) and of leash's children (the adopted); no walk. */
   refresh(): void {
-    this.memberCount = cgroupProcsDeep(this.cgroup.directory).length;
+    this.refreshCount();
     this.host.adoptions.record(this.host.adoptions.readDirect());
+  }
+
+  /** One read of the member list alone. */
+  refreshCount(): void {
+    this.memberCount = cgroupProcsDeep(this.cgroup.directory).length;
   }
 
   /** Whether anything but the runner (gone by then) is left: the cgroup, or a child of leash outside it. */
