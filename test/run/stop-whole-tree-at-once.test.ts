@@ -1,5 +1,5 @@
 // Issue #28, case 5: contained, a graceful stop of a large tree is graceful. The runner exits and
-// leaves 80 members, each in a session of its own (the shape that was signalled group by group,
+// leaves 120 members, each in a session of its own (the shape that was signalled group by group,
 // a few groups per time slice, the rest at later sweeps), each honouring SIGTERM with a handler
 // that records it. The cgroup is frozen, every member of one read signalled, thawed: every member
 // has its SIGTERM at once, none is SIGKILLed, and leash exits well within the grace. Before, the
@@ -18,9 +18,9 @@ import { exited, markedPids } from '../helpers/processes.js';
 
 const place = await usableCgroup();
 const skip = typeof place === 'string' ? `no cgroup to test with: ${place}` : false;
-const SESSIONS = 80;
+const SESSIONS = 120;
 
-test('contained: 80 sessions that honour SIGTERM all get it at once when the runner exits; none is SIGKILLed', { skip }, async (t) => {
+test('contained: 120 sessions that honour SIGTERM all get it at once when the runner exits; none is SIGKILLed', { skip }, async (t) => {
   const { mark, dir, state } = markedScratch(t);
   const go = join(dir, 'go');
   const termed = join(dir, 'termed');
