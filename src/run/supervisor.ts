@@ -94,6 +94,13 @@ export interface TreeSupervisorOptions {
   containment?: string;
   /** The native calls' loading, begun by the caller at leash's start; loadNative() when absent. */
   native?: Promise<boolean>;
+  /**
+   * Room for what the run holds beyond its processes (containers, src/run/containers.ts): called
+   * once as a stop begins, with the stop signal and the grace, before the tree's first pass.
+   */
+  beforeStop?: (signal: NodeJS.Signals, graceMs: number) => void;
+  /** Called once the tree is empty, before the guard is let go and leash exits; awaited. */
+  afterStop?: () => Promise<void> | void;
 }
 
 export class TreeSupervisor {
@@ -576,6 +583,7 @@ export class TreeSupervisor {
     this.stopSignal = signal;
     // Set at once: no second stop begins while the first pass runs (contained, a freeze is awaited).
     this.phase = 'stopping';
+    this.options.beforeStop?.(signal, this.options.graceMs);
     this.after(this.options.graceMs, () => this.escalate());
     // Contained and watched: while cgroup.events says the tree lives, a SIGCHLD (up to one per
     // dying member) has nothing to tell; leash keeps off the CPU the dying tree needs.
@@ -633,8 +641,17 @@ export class TreeSupervisor {
       this.adoptions.adopted = new Map();
     }
     this.enterPhase('exited');
-    this.cleanUp();
-    this.finish?.(this.runnerExitCode ?? 1);
+    const done = () => {
+      this.cleanUp();
+      this.finish?.(this.runnerExitCode ?? 1);
+    };
+    const after = this.options.afterStop;
+    if (!after) return done();
+    // The guard stays until then: what the hook ends is still guarded.
+    void Promise.resolve()
+      .then(after)
+      .catch((error: unknown) => this.options.log(`warning: after the stop: ${error instanceof Error ? error.message : String(error)}`))
+      .then(done);
   }
 
   private cleanUp(): void {
