@@ -11,7 +11,8 @@
 // it). leash tells it "stop" when the tree's stop begins, or "release"; end of file on its pipe
 // means leash itself died (SIGKILL, the OOM killer), and the guard runs the same teardown. Where
 // no shell exists (Windows), leash runs the CLI itself once the run has ended.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from '../sys/child-process.js';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename } from 'node:path';

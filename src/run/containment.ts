@@ -1,6 +1,6 @@
 // Which containment `leash run` uses: a cgroup v2 of its own where the hierarchy's owner allows
 // it (src/sys/cgroup.ts says when), else the process tree it supervises as a child subreaper.
-import { assessOwnCgroup, TreeCgroup } from '../sys/cgroup.js';
+import { assessOwnCgroup, moveProcess, TreeCgroup } from '../sys/cgroup.js';
 
 /**
  * LEASH_CONTAINMENT: `auto` (the default), `tree` (never a cgroup), or `cgroup` (this process's
@@ -19,8 +19,12 @@ export function containmentNeedsNative(env: NodeJS.ProcessEnv): boolean {
   return (env[CONTAINMENT_VARIABLE] || 'auto') !== 'tree';
 }
 
-/** Makes the run's cgroup where one is usable; otherwise says why not. */
-export function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Containment {
+/**
+ * Makes the run's cgroup where one is usable; otherwise says why not. The trial move below runs
+ * on libuv's threadpool: the kernel's wait in a first migration overlaps the caller's other
+ * start-up work (koffi's loading).
+ */
+export async function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<Containment> {
   const wanted = env[CONTAINMENT_VARIABLE] || 'auto';
   if (wanted === 'tree') return { cgroup: undefined, reason: `${CONTAINMENT_VARIABLE}=tree` };
   if (!['auto', 'cgroup'].includes(wanted)) warn(`${CONTAINMENT_VARIABLE}='${wanted}' is none of auto, tree, cgroup; using auto`);
@@ -31,8 +35,8 @@ export function chooseContainment(env: NodeJS.ProcessEnv, warn: (message: string
   // Moving a process needs write access to the common ancestor's cgroup.procs too: try it on
   // leash itself now, not at the runner's start.
   try {
-    cgroup.enter();
-    cgroup.leave();
+    await moveProcess(cgroup, 'in');
+    await moveProcess(cgroup, 'out');
   } catch (error) {
     try {
       cgroup.leave();

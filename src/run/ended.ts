@@ -93,7 +93,7 @@ export class EndedRecord {
    * Names the processes of `stats` as sent `signal`: the first RECORD_LIMIT, and how many in all;
    * `unlisted` more were sent it too, counted but not named (contained, none of them was read).
    */
-  add(stats: Iterable<ProcStat>, signal: string, commandFor: (stat: ProcStat) => string, unlisted = 0): { named: EndedProcess[]; total: number } {
+  add<T extends { pid: number }>(stats: Iterable<T>, signal: string, commandFor: (stat: T) => string, unlisted = 0): { named: EndedProcess[]; total: number } {
     const added: EndedProcess[] = [];
     let skipped = unlisted;
     for (const stat of stats) {

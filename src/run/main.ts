@@ -176,7 +176,7 @@ export async function runMain(argv: string[]): Promise<number> {
     // systemd (containmentNeedsNative).
     const native = loadNative();
     if (containmentNeedsNative(process.env)) await native;
-    const containment = chooseContainment(process.env, (message) => log(`warning: ${message}`));
+    const containment = await chooseContainment(process.env, (message) => log(`warning: ${message}`));
     if (containment.cgroup || (await native)) {
       // One line says which containment is in force (--quiet drops it, as the phase lines).
       const described = describeContainment(containment.cgroup, containment.cgroup ? undefined : containment.reason);

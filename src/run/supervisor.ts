@@ -1,46 +1,42 @@
-// The Linux tree supervisor behind `leash run`: a child subreaper that starts one command (the
-// runner) in its own session, adopts and reaps every orphan of the runner's tree, and takes the
-// whole tree down (the stop signal, then SIGKILL after a grace) when asked to stop, when the
-// runner exits, or when its own parent dies.
+// The Linux tree supervisor behind `leash run`: a child subreaper (from before the command's first
+// fork) that starts one command (the runner) in its own session, adopts and reaps every orphan of
+// the runner's tree, and takes the whole run down (the stop signal, then SIGKILL after a grace)
+// when asked to stop, when the runner exits, or when its own parent or client is gone.
 //
-// Reaping rule: libuv owns the runner's exit status and reaps it with waitpid(runner). Everything
-// else that becomes our child is an adopted orphan, and we reap each one with waitpid(thatPid).
-// waitpid(-1) is never called: it would steal the runner's status from libuv.
+// What holds the run is one seam (containment/seam.ts): a cgroup with the descendants of leash
+// that left it (containment/cgroup.ts), or the process tree (containment/tree.ts). The stop
+// sequence below is written once over it: the signal to every member at once, the grace, SIGKILL,
+// what was ended named (stop-names.ts), the state document. Adopted orphans: adoption.ts.
 //
 // Wake-ups: SIGCHLD (an adopted orphan or the runner changed state), the runner's exit event,
-// control signals, the parent-death signal, and timers (grace, and a slow safety sweep). The
-// tree's last process to die is always our direct child by then (every dead ancestor hands
-// its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
+// control signals, the parent-death signal, cgroup.events (contained), and timers (grace, and a
+// slow safety sweep). The tree's last process to die is always our direct child by then (every
+// dead ancestor hands its orphans to us), so SIGCHLD alone tells us when the tree has emptied.
 import { ChildProcess } from 'node:child_process';
-import { spawn } from '../sys/child-process.js';
 import { ownGroupIsOrphaned } from '../sys/job-control.js';
-import { ownProcessGroupId, signalProcess } from '../sys/processes.js';
-import { readChildren, readProcStat, isDeadState, isStoppedState, processIsEnding, type ProcStat } from '../sys/procfs.js';
-import { walkDescendantsUntilNoNewcomer, walkOnce, type ProcessTree } from '../sys/tree.js';
-import {
-  getParentPid,
-  loadNative,
-  nativeLoaded,
-  nativeLoadFailure,
-  reapChild,
-  setChildSubreaper,
-  setParentDeathSignal,
-} from '../sys/native.js';
-import { signalGroupWithWitness, signalIfSame, signalNumber } from '../sys/verified-signal.js';
+import { signalProcess } from '../sys/processes.js';
+import { readProcStat } from '../sys/procfs.js';
+import { loadNative, nativeLoaded, nativeLoadFailure, setChildSubreaper } from '../sys/native.js';
+import { signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import type { TreeCgroup } from '../sys/cgroup.js';
-import { CgroupContainment } from './containment/cgroup.js';
-import { StatePublisher, type Phase, type RunState } from './state.js';
-import { CgroupGuard } from './cgroup-guard.js';
-import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { watchClientInput } from './client-watch.js';
-import { CommandCache, commandOf, EndedRecord, LINE_LIMIT, nameProcesses, RECORD_LIMIT } from './ended.js';
 import type { WriterWatch } from '../sys/writer-watch.js';
+import { Adoptions } from './adoption.js';
+import { CgroupGuard } from './cgroup-guard.js';
+import { watchClientInput } from './client-watch.js';
+import { CgroupContainment } from './containment/cgroup.js';
+import type { Containment } from './containment/seam.js';
+import { TreeContainment } from './containment/tree.js';
+import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
+import { ParentWatch } from './parent-watch.js';
+import { startRunner, type StartFailure } from './runner.js';
+import { StatePublisher, type Phase, type RunState } from './state.js';
+import { StopNames } from './stop-names.js';
 import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
+
+export { classifySpawnError, startRunner, type StartFailure } from './runner.js';
 
 /** Signals that stop the tree (see signals.ts for what every other signal does); stopSignals() drops SIGHUP under --ignore-hangup. */
 export const CONTROL_SIGNALS = ALL_STOP_SIGNALS;
-/** The parent-death signal we ask the kernel for; it only wakes us to check getppid(). */
-const PARENT_DEATH_SIGNAL = PARENT_DEATH_PROMPT;
 /**
  * The quiet tree's sweep: it is also how the guard learns a group that appeared without a SIGCHLD
  * to leash (a setsid escapee forked below the runner). At most every second, but never more than
@@ -58,7 +54,6 @@ const RUNNING_SWEEP_MIN_MS = 200;
  */
 const CHANGING_WALK_SHARE = 10;
 const STOPPING_SWEEP_MS = 250;
-const PARENT_CHECK_MS = 1000;
 const KILL_REPEAT_MS = 1000;
 const STOP_CHECK_GAP_MS = 15;
 /**
@@ -73,12 +68,6 @@ const RUNNING_REAP_GAP_MS = 50;
  * after the stop began, when a tree that honours the signal is gone, then with each sweep.
  */
 const STOP_NEWCOMER_WALK_MS = 50;
-/** Contained: the members a signal is about to reach, the first few read (pid, command line), the rest counted. */
-interface ContainedNames {
-  signal: NodeJS.Signals;
-  read: Array<{ stat: ProcStat; command: string }>;
-  unlisted: number;
-}
 
 export interface TreeSupervisorOptions {
   command: string;
@@ -109,67 +98,37 @@ export interface TreeSupervisorOptions {
   onStop?: () => void;
   /** The containers line for the writer record (`leash status`). */
   containers?: string;
+  /**
+   * Room for what the run holds beyond its processes (containers, src/run/containers.ts): called
+   * once as a stop begins, with the stop signal and the grace, before the tree's first pass.
+   */
+  beforeStop?: (signal: NodeJS.Signals, graceMs: number) => void;
+  /** Called once the tree is empty, before the guard is let go and leash exits; awaited. */
+  afterStop?: () => Promise<void> | void;
 }
-
-/** The outcome of starting the runner: its child handle, or the exit code for why it failed. */
-export type StartFailure = { code: 126 | 127; message: string };
-
-/** Maps a spawn error to the shell's conventions: 127 not found, 126 found but not runnable. */
-export function classifySpawnError(command: string, error: NodeJS.ErrnoException): StartFailure {
-  if (error.code === 'ENOENT') return { code: 127, message: `${command}: command not found` };
-  return { code: 126, message: `${command}: cannot execute (${error.code ?? error.message})` };
-}
-
-/** Starts the runner in its own session (or, keeping the terminal, in leash's); resolves once it runs, or with why it cannot. */
-export function startRunner(
-  command: string,
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-  keepTerminal = false,
-): Promise<ChildProcess | StartFailure> {
-  return new Promise((resolve) => {
-    // detached-spawn: ok — the runner gets its own session under leash's subreaper, which owns the whole tree.
-    const child = spawn(command, args, { stdio: 'inherit', detached: !keepTerminal, env });
-    child.once('spawn', () => resolve(child));
-    child.once('error', (error: NodeJS.ErrnoException) => resolve(classifySpawnError(command, error)));
-  });
-}
-
-// A process that changes group after a signal is new again: the group signal may have missed it.
-const key = (stat: { pid: number; startTime: number; pgid: number }) => `${stat.pid}:${stat.startTime}:${stat.pgid}`;
 
 export class TreeSupervisor {
   phase: Phase = 'starting';
   private readonly self = process.pid;
-  private readonly ownPgid = ownProcessGroupId();
-  /** Read again while unknown (a /proc read failed at start, EMFILE say): see mayKillGroupOf. */
-  private knownSid = readProcStat('self')?.sid;
   private runnerPid = 0;
   private runnerStart = 0;
   private runnerExitCode: number | null = null;
   private requestedSignal: NodeJS.Signals | undefined;
   private stopSignal: NodeJS.Signals = 'SIGTERM';
   private escalated = false;
-  private tree: ProcessTree = new Map();
-  /** Our direct children other than the runner, by pid, with their start times. */
-  private adopted = new Map<number, number>();
-  private orphanedTotal = 0;
-  private reapedTotal = 0;
-  private reapedOrphansTotal = 0;
-  /** Processes (pid:start) already sent the current phase's signal. */
-  private signalled = new Set<string>();
-  private originalParent = 0;
-  /**
-   * Read before the command starts (process.ppid is getppid() at each read): contained, the
-   * parent-death signal is armed only after, and a parent that died meanwhile must still show.
-   */
-  private readonly parentAtStart = process.ppid;
+  private readonly adoptions: Adoptions;
+  private readonly names: StopNames;
+  /** What holds the run: exactly one of the two is set, and `containment` is it. */
+  private readonly containment: Containment;
+  private readonly tree: TreeContainment | undefined;
+  private readonly contained: CgroupContainment | undefined;
+  private readonly cgroup: TreeCgroup | undefined;
+  private cgroupGuard: CgroupGuard | undefined;
+  private readonly parent: ParentWatch;
   private readonly state: StatePublisher;
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private runningSweepMs = RUNNING_SWEEP_MS;
-  /** How long the last walk took: it sets the quiet sweep's pace. */
-  private lastWalkMs = 0;
   private checkQueued = false;
   private lastCheckAt = -Infinity;
   private reapQueued = false;
@@ -178,102 +137,48 @@ export class TreeSupervisor {
   private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
   private clientWatch: WriterWatch | undefined;
   private resumedFromSuspend = false;
-  private readonly cgroup: TreeCgroup | undefined;
-  /** Contained: the run as the union of the cgroup and leash's descendants outside it. */
-  private readonly contained: CgroupContainment | undefined;
-  /** Contained: whether the descendants outside the cgroup were signalled once it emptied. */
-  private outsidersSignalled = false;
-  private cgroupGuard: CgroupGuard | undefined;
   /** The SIGCHLD listener, which a contained stop mutes while cgroup.events says the tree lives. */
   private readonly childListener = () => this.onChildEvent();
   private childrenMuted = false;
-  private readonly ended: EndedRecord;
-  private readonly commands = new CommandCache();
-  /** signal:pid:start of the processes already named as sent that signal. */
-  private readonly named = new Set<string>();
-  /**
-   * Contained: per signal, the pids already named or counted as sent it. By pid alone: most were
-   * never read (see prepareNames); a pid reused inside the cgroup during the stop goes unnamed.
-   */
-  private readonly containedNamed = new Map<NodeJS.Signals, Set<number>>();
+  /** Contained: whether the descendants outside the cgroup were signalled once it emptied. */
+  private outsidersSignalled = false;
 
   constructor(private readonly options: TreeSupervisorOptions) {
     this.cgroup = options.cgroup;
-    this.contained = options.cgroup && new CgroupContainment(options.cgroup, {
-      self: this.self,
-      isGuard: (pid) => this.isGuard(pid),
-      liveChildren: () => this.reapAdopted(),
+    const liveRunner = () => (this.runnerExitCode === null ? this.runnerPid : 0);
+    this.adoptions = new Adoptions({ self: this.self, liveRunner, isGuard: (pid) => this.isGuard(pid) });
+    // The runner that exited by itself was not ended by leash (the last look may predate its exit).
+    this.names = new StopNames(options.statePath, options.log, (pid, signal) =>
+      pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL');
+    if (options.cgroup) {
+      this.contained = new CgroupContainment(options.cgroup, {
+        self: this.self,
+        adoptions: this.adoptions,
+        names: this.names,
+        isGuard: (pid) => this.isGuard(pid),
+      });
+      this.containment = this.contained;
+    } else {
+      this.tree = new TreeContainment({ self: this.self, guard: options.guard, adoptions: this.adoptions, names: this.names, liveRunner });
+      this.containment = this.tree;
+    }
+    this.parent = new ParentWatch(() => {
+      if (this.phase === 'running') this.beginStop(options.parentDeathSignal ?? 'SIGTERM', 'parent died');
     });
     this.state = new StatePublisher(options.statePath, () => this.snapshot(), (message) =>
       options.log(`warning: ${message}`),
     undefined, options.containment === undefined ? undefined : { containment: options.containment, ...(options.containers && { containers: options.containers }) });
-    this.ended = new EndedRecord(options.statePath, (message) => options.log(`warning: ${message}`));
-  }
-
-  /**
-   * Names, on stderr and beside the state document, the live processes of the last walk just sent
-   * `signal` (contained, prepareNames and logNames do it).
-   */
-  private nameEnded(signal: NodeJS.Signals): void {
-    const candidates = this.tree.values();
-    // The runner that exited by itself was not ended by leash (the last walk may predate its exit).
-    const live = [...candidates].filter((stat) => !isDeadState(stat.state) &&
-      !(stat.pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL') &&
-      !this.named.has(`${signal}:${stat.pid}:${stat.startTime}`));
-    if (live.length === 0) return;
-    for (const stat of live) this.named.add(`${signal}:${stat.pid}:${stat.startTime}`);
-    const { named, total } = this.ended.add(live, signal, (stat) => this.commands.commandFor(stat));
-    this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} with ${signal}: ${nameProcesses(named, total)}`);
-  }
-
-  /**
-   * Contained, before a signal: the members of `pids` not yet named for it, the first few read now
-   * (a process has no command line once it dies), the others only counted. Only what is shown is
-   * read: the stderr line's names, or with a state document the record's. Reading all of a
-   * 200-process tree (stat and command line) before the signal delayed it by 20-45 ms at load 13.
-   */
-  private prepareNames(signal: NodeJS.Signals, pids: readonly number[]): ContainedNames {
-    let done = this.containedNamed.get(signal);
-    if (!done) this.containedNamed.set(signal, (done = new Set()));
-    const limit = this.options.statePath === undefined ? LINE_LIMIT : RECORD_LIMIT;
-    const read: ContainedNames['read'] = [];
-    let unlisted = 0;
-    for (const pid of pids) {
-      if (done.has(pid)) continue;
-      done.add(pid);
-      // The runner that exited by itself was not ended by leash.
-      if (pid === this.runnerPid && this.runnerExitCode !== null && signal !== 'SIGKILL') continue;
-      if (read.length >= limit) {
-        unlisted += 1;
-        continue;
-      }
-      const stat = readProcStat(pid);
-      if (!stat || isDeadState(stat.state)) continue;
-      read.push({ stat, command: commandOf(pid) ?? '?' });
-    }
-    return { signal, read, unlisted };
-  }
-
-  /** Contained, after the signal: says what prepareNames found (stderr, and the record beside the state document). */
-  private logNames({ signal, read, unlisted }: ContainedNames): void {
-    if (read.length === 0 && unlisted === 0) return;
-    const commands = new Map(read.map(({ stat, command }) => [stat.pid, command]));
-    const { named, total } = this.ended.add(read.map(({ stat }) => stat), signal, (stat) => commands.get(stat.pid) ?? '?', unlisted);
-    this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} with ${signal}: ${nameProcesses(named, total)}`);
   }
 
   snapshot(): Omit<RunState, 'updated_at'> {
-    let active = 0;
-    for (const stat of this.tree.values()) if (!isDeadState(stat.state)) active += 1;
-    if (this.contained) active = this.contained.count();
     return {
-      active_children: active,
-      adopted_children: this.adopted.size,
+      active_children: this.containment.count(),
+      adopted_children: this.adoptions.adopted.size,
       escalated: this.escalated,
-      orphaned_children_total: this.orphanedTotal,
+      orphaned_children_total: this.adoptions.orphanedTotal,
       phase: this.phase,
-      reaped_children_total: this.reapedTotal,
-      reaped_orphans_total: this.reapedOrphansTotal,
+      reaped_children_total: this.adoptions.reapedTotal,
+      reaped_orphans_total: this.adoptions.reapedOrphansTotal,
       runner_exit_code: this.runnerExitCode,
       termination_signal: this.requestedSignal ? signalNumber(this.requestedSignal) : null,
     };
@@ -288,7 +193,7 @@ export class TreeSupervisor {
   async run(): Promise<number> {
     // Orphans must come to us, not to init, from the runner's very first fork, in every mode: the
     // seed sets the bit before anything else, and `adopted` counts from the first orphan on.
-    // Contained, main.ts began loading koffi at leash's start, beside the cgroup's making.
+    // main.ts began loading koffi at leash's start, beside the cgroup's making.
     const native = await (this.options.native ?? loadNative());
     if (native) setChildSubreaper();
     else if (this.cgroup) {
@@ -301,7 +206,7 @@ export class TreeSupervisor {
     for (const signal of stopSignals()) this.on(signal, () => this.onControlSignal(signal));
     for (const signal of FORWARDED_SIGNALS) {
       // With --die-with-parent, this is the kernel's parent-death signal: only a prompt to look.
-      if (signal === PARENT_DEATH_SIGNAL && this.options.dieWithParent) continue;
+      if (signal === PARENT_DEATH_PROMPT && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));
     }
     for (const signal of SUSPEND_SIGNALS) this.on(signal, () => this.suspend(signal));
@@ -313,7 +218,7 @@ export class TreeSupervisor {
       this.cleanUp();
       return 128 + signalNumber(early);
     }
-    if (this.options.dieWithParent && !this.armParentDeath()) {
+    if (this.options.dieWithParent && !this.parent.arm()) {
       this.options.log('parent already gone before the command started; not starting it');
       this.cleanUp();
       return 1;
@@ -346,9 +251,10 @@ export class TreeSupervisor {
     if (runnerStat && !this.options.keepTerminal) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
     started.once('exit', (code, signal) => {
       this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
-      this.reapedTotal += 1;
+      this.adoptions.reapedTotal += 1;
       this.scheduleCheck();
     });
+
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
     });
@@ -359,13 +265,13 @@ export class TreeSupervisor {
     // A control signal may have arrived while the runner was starting.
     if (this.requestedSignal) this.beginStop(treeSignalFor(this.requestedSignal), `signal ${this.requestedSignal}`);
     // The parent may have died while the runner started: its prompt came before the phase ran.
-    else if (this.options.dieWithParent && this.parentIsGone(false)) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
+    else if (this.options.dieWithParent && this.parent.isGone(false)) this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
     // Contained, nothing is walked while the command runs: the sweep only refreshes the state
     // document's count (one read of cgroup.procs), and only when there is a document.
     if (!this.cgroup) this.armSweep(RUNNING_SWEEP_MS);
     else if (this.options.statePath !== undefined && this.phase === 'running') this.armSweep(RUNNING_SWEEP_MS);
     if (this.cgroup && !this.cgroup.watching) this.armSweep(STOPPING_SWEEP_MS);
-    // The watch polls through koffi: without it (said by startNativeLate) the parent alone is watched.
+    // The watch polls through koffi: without it the parent alone is watched.
     if (this.options.dieWithParent && this.options.watchStdin !== false && nativeLoaded()) {
       this.clientWatch = watchClientInput(this.options.log, () => this.onClientGone());
     }
@@ -422,38 +328,7 @@ export class TreeSupervisor {
       this.timers.delete(this.sweepTimer);
     }
     // Ref'd on purpose: once the runner is gone, this keeps the loop alive while the tree lives.
-    this.sweepTimer = this.after(ms, () => this.check(), true);
-  }
-
-  /**
-   * Parent death, robustly: PR_SET_PDEATHSIG wakes us at once, but fires when the *thread* that
-   * forked us exits (and again at each reparenting), so it only prompts a getppid() check; a
-   * 1 s getppid() check covers a lost signal. Returns false when the parent is already gone
-   * (it died before the signal was armed: the fork race).
-   */
-  private armParentDeath(): boolean {
-    this.originalParent = this.parentAtStart;
-    this.on(PARENT_DEATH_SIGNAL, () => this.checkParent(true));
-    if (nativeLoaded()) setParentDeathSignal(signalNumber(PARENT_DEATH_SIGNAL));
-    if (this.parentIsGone(false)) return false;
-    this.after(PARENT_CHECK_MS, () => this.checkParent(false), true);
-    return true;
-  }
-
-  private parentIsGone(signalled: boolean): boolean {
-    const now = nativeLoaded() ? getParentPid() : process.ppid;
-    // Outside our pid namespace the parent reads as 0: then only the kernel's signal can tell.
-    if (this.originalParent === 0) return signalled;
-    // Still our parent (getppid() says so: the pid names it) but ending as a whole: a SIGKILLed
-    // client's main thread, which forked us, is gone and prompted the signal, while its other
-    // threads take up to tens of ms more (measured on 2 busy cores) to let the reparenting come.
-    // Read on the signal only: the once-a-second look stays one getppid().
-    return now !== this.originalParent || (signalled && processIsEnding(this.originalParent));
-  }
-
-  private checkParent(signalled: boolean): void {
-    if (this.phase !== 'running' || !this.parentIsGone(signalled)) return;
-    this.beginStop(this.options.parentDeathSignal ?? 'SIGTERM', 'parent died');
+    this.sweepTimer = this.after(ms, () => this.onSweep(), true);
   }
 
   /** stdin has no writer left: as the MCP stdio shutdown, the command may first exit by itself on EOF. */
@@ -469,14 +344,8 @@ export class TreeSupervisor {
       if (this.phase === 'running') this.beginStop(treeSignalFor(signal), `signal ${signal}`);
     } else if (this.phase === 'stopping') {
       // A repeated request is passed on too; the grace keeps running.
-      this.forgetSignalled();
-      if (this.contained) {
-        this.stopSignal = treeSignalFor(signal);
-        void this.containedPass(this.contained, this.stopSignal);
-        this.signalOutsiders(this.contained);
-      } else {
-        this.signalTree(treeSignalFor(signal));
-      }
+      this.containment.newPhase();
+      void this.containment.signalAll(treeSignalFor(signal)).then(({ name }) => name());
     }
   }
 
@@ -496,39 +365,13 @@ export class TreeSupervisor {
       this.options.log(`${signal} ignored: leash's process group is orphaned, no shell could continue it`);
       return;
     }
-    if (this.cgroup) {
-      // Job control's own signals, not the freezer: the tree sees SIGSTOP and SIGCONT as without
-      // leash. Each member by identity; what someone else had stopped stays stopped.
-      const stoppedBefore = new Set<number>();
-      for (const pid of this.cgroup.members()) {
-        const stat = readProcStat(pid);
-        if (stat && isStoppedState(stat.state) && stat.pgid !== this.ownPgid) stoppedBefore.add(pid);
-      }
-      this.cgroup.signalMembers('SIGSTOP', new Set());
-      this.options.log(`${signal}: the command's tree and leash stop until continued`);
-      signalProcess(this.self, 'SIGSTOP');
-      this.options.log('continued: the tree resumes');
-      this.cgroup.signalMembers('SIGCONT', stoppedBefore);
-      this.scheduleCheck();
-      return;
-    }
-    this.reapAdopted();
-    this.observe();
-    // What someone else had stopped before (a debugger, a `kill -STOP`) is theirs to continue: it
-    // stays stopped when the tree resumes. Not what is in leash's own group: the terminal's
-    // SIGTSTP has just stopped that (--keep-terminal).
-    const stoppedBefore = new Set<string>();
-    for (const stat of this.tree.values()) if (isStoppedState(stat.state) && stat.pgid !== this.ownPgid) stoppedBefore.add(key(stat));
-    this.signalTree('SIGSTOP', new Set());
+    const resume = this.containment.pause();
     this.options.log(`${signal}: the command's tree and leash stop until continued`);
     signalProcess(this.self, 'SIGSTOP');
-    // Continued. What was stopped above is continued, and the processes of leash's group too
-    // (a SIGCONT sent to leash alone leaves the terminal's stop on them).
     this.options.log('continued: the tree resumes');
-    this.observe();
-    this.signalTree('SIGCONT', new Set(), stoppedBefore);
+    resume();
     // The SIGCONT that resumed leash is on its way to the listener: it is not the runner's.
-    this.resumedFromSuspend = true;
+    if (this.tree) this.resumedFromSuspend = true;
     this.scheduleCheck();
   }
 
@@ -560,10 +403,10 @@ export class TreeSupervisor {
       // The runner gone, the check that may begin the stop comes first: reaping waits for it.
       if (this.phase !== 'running' || this.runnerExitCode !== null) this.scheduleCheck();
       else {
-        this.reapAdopted();
+        this.adoptions.reap();
         // Contained there is no sweep to publish the counters: the reaps do (at most once a second).
         if (this.contained && this.options.statePath !== undefined) {
-          this.contained.refresh();
+          this.contained.refreshCount();
           this.state.publish();
         }
       }
@@ -592,7 +435,7 @@ export class TreeSupervisor {
     else setImmediate(run);
   }
 
-  /** Whether `pid` is one of the guard's supervisor processes (libuv reaps those). */
+  /** Whether `pid` is one of the guard's processes (libuv reaps those). */
   private isGuard(pid: number): boolean {
     if (this.cgroupGuard?.isGuardPid(pid)) return true;
     const guard = this.options.guard;
@@ -602,213 +445,39 @@ export class TreeSupervisor {
   }
 
   /**
-   * Reaps adopted orphans that have ended; returns how many of our children still live (the
-   * guard aside, the runner included while libuv owns it). Never touches the runner then.
-   */
-  private reapAdopted(): number {
-    let live = 0;
-    const children = readChildren(this.self) ?? [...walkOnce(this.self).values()]
-      .filter((stat) => stat.ppid === this.self)
-      .map((stat) => stat.pid);
-    for (const pid of children) {
-      if (pid === this.runnerPid && this.runnerExitCode === null) {
-        live += 1;
-        continue;
-      }
-      if (this.isGuard(pid)) continue;
-      const result = reapChild(pid);
-      if (result.state === 'exited' || result.state === 'signaled') {
-        this.reapedTotal += 1;
-        this.reapedOrphansTotal += 1;
-        if (!this.adopted.delete(pid)) this.orphanedTotal += 1;
-      } else if (result.state === 'running') {
-        live += 1;
-      }
-    }
-    return live;
-  }
-
-  /**
-   * A SIGCHLD while the tree is being taken down: reap, and end once none of our children lives.
-   * That is exact for emptiness (we are the subreaper: the topmost live process of any branch is
-   * our child) and costs one read of our children files, where a walk of a dying 200-process
-   * tree costs milliseconds of the CPU the dying processes need (3-14 ms, measured, on 2 busy
-   * cores). Newcomers are the walk's job (STOP_NEWCOMER_WALK_MS, the sweep, the kill repeat).
+   * A wake-up while the tree is being taken down. Contained: the cgroup's word (cgroup.events)
+   * and leash's children (checkContainedStop). The tree: reap, and end once none of our children
+   * lives. That is exact for emptiness (we are the subreaper: the topmost live process of any
+   * branch is our child) and costs one read of our children files, where a walk of a dying
+   * 200-process tree costs milliseconds of the CPU the dying processes need (3-14 ms, measured,
+   * on 2 busy cores). Newcomers are the timers' (STOP_NEWCOMER_WALK_MS, the sweep, the kill repeat).
    */
   private settle(): void {
     if (this.phase !== 'stopping' && this.phase !== 'killing') {
       this.check();
       return;
     }
-    // Contained and watched, "empty" is cgroup.events' word: nothing to do while it says populated.
-    if (this.cgroup?.watching) {
-      if (!this.cgroup.populated()) this.check();
+    if (this.contained) {
+      this.checkContainedStop(this.contained);
       return;
     }
     // None of our children seems alive: confirm with a walk that reads until nothing new shows (a
     // children list read while they die can skip one), which ends leash only if the tree is empty.
-    if (this.reapAdopted() === 0 && this.runnerExitCode !== null) this.check();
-  }
-
-  /** Re-walks the tree and refreshes the adoption record and counters. */
-  private observe(): void {
-    if (this.contained) {
-      this.observeContained(this.contained);
-      return;
-    }
-    const previous = this.tree;
-    const walkStart = performance.now();
-    this.tree = walkDescendantsUntilNoNewcomer(this.self);
-    this.lastWalkMs = performance.now() - walkStart;
-    // The guard is our child but not part of the tree, nor is its one child, the watchdog of its
-    // teardown (src/supervisor/watchdog.ts).
-    const guards = new Set<number>();
-    for (const stat of this.tree.values()) if (this.options.guard?.isGuardProcess(stat)) guards.add(stat.pid);
-    for (const stat of [...this.tree.values()]) if (guards.has(stat.pid) || guards.has(stat.ppid)) this.tree.delete(stat.pid);
-    const direct = new Map<number, number>();
-    for (const stat of this.tree.values()) {
-      if (stat.ppid !== this.self) continue;
-      if (stat.pid === this.runnerPid && this.runnerExitCode === null) continue;
-      direct.set(stat.pid, stat.startTime);
-      if (this.adopted.get(stat.pid) !== stat.startTime) this.orphanedTotal += 1;
-    }
-    this.adopted = direct;
-    // Newcomers only (and last walk's once more): a process's command line is gone once it dies.
-    this.commands.update(this.tree.values());
-    this.guardGroups();
-    if (this.phase === 'running') this.paceSweep(previous);
-  }
-
-  /**
-   * Contained: no walk. The members are counted from the cgroup's own list; our children other
-   * than the runner and the guard are the adopted orphans.
-   */
-  private observeContained(contained: CgroupContainment): void {
-    contained.refresh();
-    const direct = new Map<number, number>();
-    for (const pid of readChildren(this.self) ?? []) {
-      if ((pid === this.runnerPid && this.runnerExitCode === null) || this.isGuard(pid)) continue;
-      const stat = readProcStat(pid);
-      // A zombie is still an adopted orphan until it is reaped: dropped here, its reaping would
-      // count it as adopted a second time.
-      if (!stat) continue;
-      direct.set(pid, stat.startTime);
-      if (this.adopted.get(pid) !== stat.startTime) this.orphanedTotal += 1;
-    }
-    this.adopted = direct;
-  }
-
-  /** Whether the tree is empty: contained, the cgroup holds no live process; else the last walk saw none. */
-  private treeIsEmpty(): boolean {
-    // A member leaves the cgroup in exit(), before it is a zombie to reap: contained, the tree is
-    // empty once the cgroup is and none of our children is still on its way out (each such one
-    // sends a SIGCHLD when it gets there, which checks again).
-    return this.contained ? this.contained.isEmpty() : this.tree.size === 0;
-  }
-
-  /**
-   * Sweeps at 200 ms while the tree changes (slower if a walk is dear: CHANGING_WALK_SHARE),
-   * backing off once it holds still to the quiet pace: 1 s for a small tree, slower for one whose
-   * walk is dear (see RUNNING_SWEEP_MS).
-   */
-  private paceSweep(previous: ProcessTree): void {
-    let changed = previous.size !== this.tree.size;
-    if (!changed) for (const pid of this.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
-    // In 100 ms steps: a walk's cost jitters, the pace need not.
-    const quiet = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_QUIET_MIN_MS, Math.round((this.lastWalkMs * IDLE_WALK_SHARE) / 100) * 100));
-    const busy = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_MIN_MS, Math.round((this.lastWalkMs * CHANGING_WALK_SHARE) / 100) * 100));
-    const next = changed ? busy : Math.min(this.runningSweepMs * 2, quiet);
-    if (next === this.runningSweepMs) return;
-    this.runningSweepMs = next;
-    this.armSweep(next);
-  }
-
-  /** Tells the guard the tree's process groups, each with its leader's start time when seen. */
-  private guardGroups(): void {
-    const guard = this.options.guard;
-    if (!guard) return;
-    const groups = new Map<number, number | undefined>();
-    for (const stat of this.tree.values()) {
-      if (!this.mayKillGroupOf(stat) || isDeadState(stat.state)) continue;
-      if (groups.has(stat.pgid)) continue;
-      // A leader that exited (a zombie its parent has not reaped yet) is gone: the group's proof is its members now.
-      const leader = this.tree.get(stat.pgid);
-      groups.set(stat.pgid, leader && !isDeadState(leader.state) ? leader.startTime : undefined);
-    }
-    guard.track(groups);
-  }
-
-  /**
-   * Whether the group of `stat` (a process of the tree) may be signalled as a whole, by leash or
-   * its guard: never leash's own group, and, in leash's own session (--keep-terminal), only a
-   * group the tree created, i.e. led by a process of the tree. Any process of a session may join
-   * any group of that session: a tree process that joins the interactive shell's group (or that
-   * of leash's parent) would otherwise have leash killpg the shell. Elsewhere a group is the
-   * tree's: a session made by the tree holds only the tree (orphans come to the subreaper), and a
-   * tree process cannot move another process into its group, nor get the pid of a live group.
-   */
-  private mayKillGroupOf(stat: ProcStat): boolean {
-    if (stat.pgid <= 1 || stat.pgid === this.ownPgid) return false;
-    this.knownSid ??= readProcStat('self')?.sid;
-    // Our session unknown: every group is judged as if it were in it (a group led by a tree
-    // process is still signalled whole, any other member by member), never the other way round.
-    if (this.knownSid !== undefined && stat.sid !== this.knownSid) return true;
-    return this.tree.get(stat.pgid)?.pgid === stat.pgid;
-  }
-
-  private check(): void {
-    if (this.phase === 'exited' || this.phase === 'starting') return;
-    if (this.runnerExitCode !== null && this.phase === 'running' && this.sawDescendants()) {
-      // The runner is gone and left descendants: stop them first, from what the last walk saw;
-      // beginStop walks right after for the newcomers.
-      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
-      return;
-    }
-    if (this.contained && (this.phase === 'stopping' || this.phase === 'killing')) {
-      this.checkContainedStop(this.contained);
-      return;
-    }
-    this.reapAdopted();
-    this.observe();
-    if (this.phase === 'stopping' || this.phase === 'killing') {
-      // The processes the stop had not reached yet (newcomers), named too: before SIGKILL, after the stop signal.
-      if (this.phase === 'killing') this.nameEnded('SIGKILL');
-      this.signalTree(this.phase === 'killing' ? 'SIGKILL' : this.stopSignal);
-      if (this.phase === 'stopping') this.nameEnded(this.stopSignal);
-    }
-    const runnerDone = this.runnerExitCode !== null;
-    if (runnerDone && this.treeIsEmpty()) {
-      this.end();
-      return;
-    }
-    if (runnerDone && this.phase === 'running') {
-      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
-      return;
-    }
-    this.state.publish();
-  }
-
-  /** Whether the last walk saw any live process besides the runner. */
-  private sawDescendants(): boolean {
-    if (this.contained) return !this.contained.isEmpty();
-    for (const stat of this.tree.values()) {
-      if (stat.pid !== this.runnerPid && !isDeadState(stat.state)) return true;
-    }
-    return false;
+    if (this.adoptions.reap() === 0 && this.runnerExitCode !== null) this.check();
   }
 
   /**
    * Contained, while the tree dies, on any wake-up (cgroup.events, a SIGCHLD once heard again, the
    * runner's exit): ends leash once the run is empty, the cgroup (one read of cgroup.events) and
    * leash's children (none still on its way out, none outside the cgroup). No reaping while the
-   * cgroup lives (our zombies hold nothing but their pids), and no signal: a pass for newcomers
-   * is the timers' (sweepContainedStop), so the freeze's own events never start another.
+   * cgroup lives (our zombies hold nothing but their pids), and no signal: the passes are the
+   * timers' (onSweep), so the freeze's own events never start another.
    */
-  private checkContainedStop(containment: CgroupContainment): void {
-    if (containment.cgroupEmpty()) {
+  private checkContainedStop(contained: CgroupContainment): void {
+    if (contained.cgroupEmpty()) {
       // Heard before reaping: a child that becomes a zombie after the reap below still wakes us.
       this.muteChildren(false);
-      if (containment.isEmpty()) {
+      if (contained.isEmpty()) {
         if (this.runnerExitCode !== null) {
           this.end();
           return;
@@ -816,44 +485,10 @@ export class TreeSupervisor {
       } else if (!this.outsidersSignalled) {
         // The cgroup is empty and descendants of leash live on: they left the cgroup.
         this.outsidersSignalled = true;
-        this.signalOutsiders(containment);
+        contained.signalNewcomers(this.phaseSignal());
       }
     }
     this.state.publish();
-  }
-
-  /**
-   * Contained, from the timers while the tree dies (STOP_NEWCOMER_WALK_MS after the first signal,
-   * then each sweep): the phase's signal to members that came after the last pass (a fork in the
-   * middle of it), and a walk for the descendants of leash outside the cgroup.
-   */
-  private sweepContainedStop(containment: CgroupContainment): void {
-    if (this.phase !== 'stopping' && this.phase !== 'killing') return;
-    const signal = this.phase === 'killing' ? 'SIGKILL' : this.stopSignal;
-    if (!containment.cgroupEmpty() && containment.hasNewcomers()) void this.containedPass(containment, signal);
-    this.signalOutsiders(containment);
-    this.checkContainedStop(containment);
-  }
-
-  /** Contained: one pass of the signal over the cgroup, frozen, the few names shown read meanwhile. */
-  private async containedPass(containment: CgroupContainment, signal: NodeJS.Signals): Promise<number> {
-    let names: ContainedNames | undefined;
-    const reached = await containment.signalMembers(signal, (pids) => {
-      names = this.prepareNames(signal, pids);
-    });
-    if (names) this.logNames(names);
-    return reached;
-  }
-
-  /** Contained: the phase's signal to the descendants of leash outside the cgroup, by identity, named. */
-  private signalOutsiders(containment: CgroupContainment): void {
-    const signal = this.phase === 'killing' ? 'SIGKILL' : this.stopSignal;
-    // Read before the signal: a process has no command line once it is gone.
-    this.commands.update(containment.findOutsiders());
-    const sent = containment.signalOutsiders(signal);
-    if (sent.length === 0) return;
-    const { named, total } = this.ended.add(sent, signal, (stat) => this.commands.commandFor(stat));
-    this.options.log(`${signal === 'SIGKILL' ? 'killed' : 'ending'} ${total} process${total === 1 ? '' : 'es'} outside the cgroup with ${signal}: ${nameProcesses(named, total)}`);
   }
 
   private muteChildren(mute: boolean): void {
@@ -863,157 +498,130 @@ export class TreeSupervisor {
     else process.on('SIGCHLD', this.childListener);
   }
 
+  /** Looks again: the process tree is walked; contained, the cgroup's list and leash's children are read. */
+  private observe(): void {
+    if (!this.tree) {
+      this.containment.refresh();
+      return;
+    }
+    const previous = this.tree.refresh();
+    if (this.phase === 'running') this.paceSweep(previous);
+  }
+
   /**
-   * Contained: the stop signal first, to the whole tree at once: the cgroup frozen, every member
-   * of one read signalled, thawed (the few names shown read while frozen). Then the phase line,
-   * the grace, and the timers' passes for newcomers and for descendants outside the cgroup.
+   * Sweeps at 200 ms while the tree changes (slower if a walk is dear: CHANGING_WALK_SHARE),
+   * backing off once it holds still to the quiet pace: 1 s for a small tree, slower for one whose
+   * walk is dear (see RUNNING_SWEEP_MS).
    */
-  private beginContainedStop(containment: CgroupContainment, signal: NodeJS.Signals, reason: string): void {
+  private paceSweep(previous: ReadonlyMap<number, unknown>): void {
+    const tree = this.tree as TreeContainment;
+    let changed = previous.size !== tree.tree.size;
+    if (!changed) for (const pid of tree.tree.keys()) if (!previous.has(pid)) { changed = true; break; }
+    // In 100 ms steps: a walk's cost jitters, the pace need not.
+    const quiet = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_QUIET_MIN_MS, Math.round((tree.lastWalkMs * IDLE_WALK_SHARE) / 100) * 100));
+    const busy = Math.min(RUNNING_SWEEP_MS, Math.max(RUNNING_SWEEP_MIN_MS, Math.round((tree.lastWalkMs * CHANGING_WALK_SHARE) / 100) * 100));
+    const next = changed ? busy : Math.min(this.runningSweepMs * 2, quiet);
+    if (next === this.runningSweepMs) return;
+    this.runningSweepMs = next;
+    this.armSweep(next);
+  }
+
+  private phaseSignal(): NodeJS.Signals {
+    return this.phase === 'killing' ? 'SIGKILL' : this.stopSignal;
+  }
+
+  /** The sweep's timer: while the tree dies, a pass for what the stop has not reached; otherwise the check. */
+  private onSweep(): void {
+    if (this.phase === 'stopping' || this.phase === 'killing') this.passForNewcomers();
+    else this.check();
+  }
+
+  /** While the tree dies (timers only): the phase's signal to what came after the last pass, then the check. */
+  private passForNewcomers(): void {
+    if (this.phase !== 'stopping' && this.phase !== 'killing') return;
+    this.containment.signalNewcomers(this.phaseSignal());
+    if (this.contained) this.checkContainedStop(this.contained);
+    else this.endIfEmpty();
+  }
+
+  /** Ends leash when the runner is gone and the last look found the run empty. */
+  private endIfEmpty(): boolean {
+    if (this.runnerExitCode === null || !this.containment.isEmpty()) return false;
+    this.end();
+    return true;
+  }
+
+  private check(): void {
+    if (this.phase === 'exited' || this.phase === 'starting') return;
+    if (this.runnerExitCode !== null && this.phase === 'running' && this.containment.holdsDescendants(this.runnerPid)) {
+      // The runner is gone and left descendants: stop them first, from what the last look saw;
+      // the stop's timers look again for the newcomers.
+      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
+      return;
+    }
+    if (this.phase === 'stopping' || this.phase === 'killing') {
+      if (this.contained) this.checkContainedStop(this.contained);
+      else this.passForNewcomers();
+      if ((this.phase as Phase) === 'exited') return;
+      this.state.publish();
+      return;
+    }
+    this.adoptions.reap();
+    this.observe();
+    if (this.runnerExitCode !== null && this.endIfEmpty()) return;
+    if (this.runnerExitCode !== null && this.phase === 'running') {
+      this.beginStop('SIGTERM', `runner exited with ${this.runnerExitCode}, descendants remain`);
+      return;
+    }
+    this.state.publish();
+  }
+
+  /**
+   * The stop, whatever holds the run: the signal to every member at once (the containment's first
+   * pass, named), the phase line, the grace, and the timers' passes for what came after (the
+   * first once a tree that honours the signal has had time to go, STOP_NEWCOMER_WALK_MS; then
+   * each sweep). Until then a wake-up only looks whether the run is empty (settle).
+   */
+  private beginStop(signal: NodeJS.Signals, reason: string): void {
+    if (this.phase !== 'running') return;
     this.stopSignal = signal;
-    // Set at once: no second stop begins while the freeze is awaited.
+    // Set at once: no second stop begins while the first pass runs (contained, a freeze is awaited).
     this.phase = 'stopping';
+    this.options.beforeStop?.(signal, this.options.graceMs);
     this.after(this.options.graceMs, () => this.escalate());
-    // While cgroup.events says the tree lives, a SIGCHLD (up to one per dying member) has nothing
-    // to tell: leash keeps off the CPU the dying tree needs. Heard again once it says empty.
-    if (containment.cgroup.watching) this.muteChildren(true);
-    void this.containedPass(containment, signal).then((reached) => {
+    // Contained and watched: while cgroup.events says the tree lives, a SIGCHLD (up to one per
+    // dying member) has nothing to tell; leash keeps off the CPU the dying tree needs.
+    if (this.cgroup?.watching) this.muteChildren(true);
+    void this.containment.signalAll(signal).then(({ reached, name }) => {
       if (this.phase !== 'stopping') return;
-      if (reached === 0 && this.runnerExitCode !== null && containment.isEmpty()) {
-        this.end();
-        return;
-      }
+      if (reached === 0 && this.endIfEmpty()) return;
       this.enterPhase('stopping', reason);
+      name();
       this.armSweep(STOPPING_SWEEP_MS);
-      this.after(STOP_NEWCOMER_WALK_MS, () => this.sweepContainedStop(containment));
+      this.lastCheckAt = performance.now();
+      this.after(STOP_NEWCOMER_WALK_MS, () => this.passForNewcomers());
       this.scheduleCheck();
     });
   }
 
-  private beginStop(signal: NodeJS.Signals, reason: string): void {
-    if (this.phase !== 'running') return;
-    if (this.contained) {
-      this.beginContainedStop(this.contained, signal, reason);
-      return;
-    }
-    this.stopSignal = signal;
-    // Names of the processes seen by one walk only, read before they die (usually none or few).
-    this.commands.confirmYoung();
-    // The groups of the last walk first: most of the tree has the signal within a millisecond.
-    const reached = this.signalTree(signal);
-    if (reached === 0) {
-      // The last walk knew nothing to stop: walk now.
-      this.reapAdopted();
-      this.observe();
-      if (this.runnerExitCode !== null && this.treeIsEmpty()) {
-        this.end();
-        return;
-      }
-      this.signalTree(signal);
-    }
-    this.enterPhase('stopping', reason);
-    this.nameEnded(signal);
-    this.armSweep(STOPPING_SWEEP_MS);
-    this.after(this.options.graceMs, () => this.escalate());
-    // Otherwise the walk for newcomers comes later, leaving the CPU to the processes that are
-    // exiting meanwhile (on a busy machine a walk of a dying 200-process tree costs tens of ms);
-    // until then SIGCHLDs only reap and count (settle).
-    if (reached > 0) {
-      this.lastCheckAt = performance.now();
-      this.after(STOP_NEWCOMER_WALK_MS, () => this.check());
-    }
-    this.scheduleCheck();
-  }
-
+  /** The grace is over: SIGKILL to everything left (named first), again while anything is left. */
   private escalate(): void {
     if (this.phase !== 'stopping') return;
-    const contained = this.contained;
-    if (contained) {
-      if (contained.isEmpty() && this.runnerExitCode !== null) {
-        this.end();
-        return;
-      }
-      this.escalated = true;
-      this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
-      this.forgetSignalled();
-      // cgroup.kill (the names read first) and SIGKILL to each outsider; again while anything is left.
-      void this.containedPass(contained, 'SIGKILL');
-      this.signalOutsiders(contained);
-      this.after(KILL_REPEAT_MS, () => {
-        contained.newPhase();
-        this.sweepContainedStop(contained);
-      }, true);
-      return;
+    // The process tree looks again first (the kill goes to the last walk); contained, the kill
+    // reads the cgroup itself, and the zombies left by the dying tree are reaped after it.
+    if (this.tree) {
+      this.adoptions.reap();
+      this.observe();
     }
-    this.reapAdopted();
-    this.observe();
-    if (this.treeIsEmpty() && this.runnerExitCode !== null) {
-      this.end();
-      return;
-    }
+    if (this.endIfEmpty()) return;
     this.escalated = true;
     this.enterPhase('killing', `grace of ${this.options.graceMs} ms over`);
-    this.forgetSignalled();
-    // Named first: a process has no command line left once killed.
-    this.nameEnded('SIGKILL');
-    this.signalTree('SIGKILL');
+    this.containment.killAll();
     // SIGKILL cannot be ignored, but a process forked in mid-signal can miss it: say it again.
     this.after(KILL_REPEAT_MS, () => {
-      this.forgetSignalled();
-      this.check();
+      this.containment.newPhase();
+      this.passForNewcomers();
     }, true);
-  }
-
-  /**
-   * Signals every process of the tree not yet in `signalled` (by default, those already sent this
-   * phase's signal). Each process group in it that is the tree's own (mayKillGroupOf) gets one
-   * killpg, through a member that proves the group is still the one we saw (a group number cannot
-   * be reused while a member lives); its members seen in the walk then count as signalled.
-   * Whatever no group signal reached gets its own, by identity.
-   * Returns how many processes were reached.
-   */
-  private signalTree(signal: NodeJS.Signals, signalled = this.signalled, spare?: ReadonlySet<string>): number {
-    let reached = 0;
-    const groups = new Map<number, ProcStat[]>();
-    // A group holding a spared process is signalled member by member, without it.
-    const partial = new Set<number>();
-    for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state)) continue;
-      if (spare?.has(key(stat))) {
-        partial.add(stat.pgid);
-        continue;
-      }
-      if (signalled.has(key(stat))) continue;
-      // The others are signalled one by one below.
-      if (!this.mayKillGroupOf(stat)) continue;
-      const members = groups.get(stat.pgid);
-      if (members) members.push(stat);
-      else groups.set(stat.pgid, [stat]);
-    }
-    for (const [pgid, members] of groups) {
-      if (partial.has(pgid)) continue;
-      // The first member still itself and still in the group is the witness.
-      for (const witness of members) {
-        const outcome = signalGroupWithWitness(pgid, witness, signal);
-        if (outcome === 'gone') continue;
-        if (outcome === 'sent') {
-          for (const member of members) signalled.add(key(member));
-          reached += members.length;
-        }
-        break;
-      }
-    }
-    for (const stat of this.tree.values()) {
-      if (isDeadState(stat.state) || signalled.has(key(stat)) || spare?.has(key(stat))) continue;
-      if (signalIfSame(stat.pid, stat.startTime, signal) === 'sent') reached += 1;
-      signalled.add(key(stat));
-    }
-    return reached;
-  }
-
-  /** A new phase, or a repeated stop signal: everything is to be signalled again. */
-  private forgetSignalled(): void {
-    this.signalled.clear();
-    this.contained?.newPhase();
   }
 
   private enterPhase(phase: Phase, reason?: string): void {
@@ -1032,18 +640,28 @@ export class TreeSupervisor {
 
   private end(): void {
     // Contained, the counts come from the last look, which may predate the last exits: the final
-    // document says what is left now (nothing: the cgroup is empty).
+    // document says what is left now (nothing: the run is empty).
     if (this.contained) {
       this.contained.emptied();
-      this.adopted = new Map();
+      this.adoptions.adopted = new Map();
     }
     this.enterPhase('exited');
-    this.cleanUp();
-    this.finish?.(this.runnerExitCode ?? 1);
+    const done = () => {
+      this.cleanUp();
+      this.finish?.(this.runnerExitCode ?? 1);
+    };
+    const after = this.options.afterStop;
+    if (!after) return done();
+    // The guard stays until then: what the hook ends is still guarded.
+    void Promise.resolve()
+      .then(after)
+      .catch((error: unknown) => this.options.log(`warning: after the stop: ${error instanceof Error ? error.message : String(error)}`))
+      .then(done);
   }
 
   private cleanUp(): void {
     this.clientWatch?.stop();
+    this.parent.stop();
     this.removeCgroup();
     this.options.guard?.release();
     for (const timer of this.timers) clearTimeout(timer);
@@ -1061,10 +679,11 @@ export class TreeSupervisor {
     const cgroup = this.cgroup;
     if (!cgroup) return;
     let removed = cgroup.remove();
-    // Killed, waited for on cgroup.events, removed deepest first; never while leash is in it.
-    if (!removed) {
+    // Killed, waited for on cgroup.events, removed deepest first; never while leash is in it (it
+    // could not leave: cgroup.kill would end leash too).
+    if (!removed && !cgroup.holds(this.self)) {
       removed = cgroup.destroy(1000);
-      this.reapAdopted();
+      this.adoptions.reap();
     }
     if (!removed) this.options.log(`warning: cannot remove ${cgroup.directory}`);
     this.cgroupGuard?.release();

@@ -10,8 +10,7 @@ import { markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
 test('a process started in a new session during the stop gets the stop signal, not the grace', async (t) => {
   const { mark, state } = markedScratch(t);
   const script = [
-    // Once leash runs (its state document exists): contained, an orphan of the command's first
-    // milliseconds goes to init, not to leash (cgroup-early-fork.test.ts), and is not counted.
+    // Once leash runs (its state document exists): the counts below start from a running leash.
     `while [ ! -e '${state}' ]; do sleep 0.01; done`,
     // On SIGTERM it starts a new session's sleeper (which honours SIGTERM) and exits: the sleeper
     // comes to leash, out of every group leash has signalled.

@@ -3,15 +3,33 @@
 // answers the same few questions; the stop (signal, grace, kill, the leftovers named, the state
 // document) is written once over them in ../supervisor.ts.
 
-/** Called with the pids a pass is about to reach, while they still have their names to read. */
-export type PassNames = (pids: readonly number[]) => void;
+/** What a pass reached: how many, and the call that names them. */
+export interface Pass {
+  reached: number;
+  name: () => void;
+}
 
 export interface Containment {
   readonly kind: 'cgroup' | 'tree';
   /** How many live processes the run holds, at the last look. */
   count(): number;
+  /** Looks again (a walk, or one read of the cgroup's list), and records leash's adopted children. */
+  refresh(): void;
   /** A new phase of the stop (a new signal): every member is to be signalled again. */
   newPhase(): void;
-  /** Whether the run holds no live process (the runner's own exit aside, which libuv reports). */
+  /**
+   * The stop's first pass: every member, at once where the kernel allows it. Resolves with how
+   * many were reached, and `name`, which says which (once the phase line is out).
+   */
+  signalAll(signal: NodeJS.Signals): Promise<Pass>;
+  /** A later pass, from the timers while the tree dies: what came after the last pass (and, contained, what left the cgroup). */
+  signalNewcomers(signal: NodeJS.Signals): void;
+  /** SIGKILL to everything, named first. */
+  killAll(): void;
+  /** Whether the run holds no live process (leash's children reaped on the way). */
   isEmpty(): boolean;
+  /** Whether anything besides the runner `runnerPid` is left, at the last look. */
+  holdsDescendants(runnerPid: number): boolean;
+  /** Job control: stops the tree; the returned function continues what it stopped. */
+  pause(): () => void;
 }
