@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isContainerCommand } from '../run/containers.js';
 import { writeData, writeDiagnostic } from '../sys/safe-output.js';
 import { CLIENTS, clientNamed, type Client, type ConfigLocation, configLocations } from './clients.js';
 import { unifiedDiff } from './diff.js';
@@ -164,14 +165,17 @@ async function load(location: ConfigLocation): Promise<Loaded> {
 
 type State = 'wrapped' | 'wrapped-elsewhere' | 'broken' | 'not-wrapped' | 'remote' | 'unsupported';
 
-function stateOf(site: ServerSite, launcher: Launcher): { state: State; via?: string; fix?: string } {
+function stateOf(site: ServerSite, launcher: Launcher): { state: State; via?: string; fix?: string; container?: true } {
   if (site.kind !== 'stdio') return { state: site.kind };
   const args = (site.args?.items ?? []).map((item) => item.value);
   const wrapping = wrappingOf(site.command!.value, args, launcher);
-  if (!wrapping.wrapped) return { state: 'not-wrapped' };
+  // A container run (docker/podman/nerdctl run), wrapped or not: `leash run` labels and stops its container.
+  const [command, ...rest] = wrapping.wrapped ? args.slice(wrapping.inner) : [site.command!.value, ...args];
+  const container = command !== undefined && isContainerCommand(command, rest) ? { container: true as const } : {};
+  if (!wrapping.wrapped) return { state: 'not-wrapped', ...container };
   const broken = brokenBecause(site.command!.value, args);
-  if (broken) return { state: 'broken', via: wrapping.via, fix: broken };
-  return wrapping.current ? { state: 'wrapped' } : { state: 'wrapped-elsewhere', via: wrapping.via };
+  if (broken) return { state: 'broken', via: wrapping.via, fix: broken, ...container };
+  return wrapping.current ? { state: 'wrapped', ...container } : { state: 'wrapped-elsewhere', via: wrapping.via, ...container };
 }
 
 const STATE_TEXT: Record<State, string> = {
@@ -184,9 +188,10 @@ const STATE_TEXT: Record<State, string> = {
 };
 
 function stateLine(site: ServerSite, launcher: Launcher): string {
-  const { state, via, fix } = stateOf(site, launcher);
-  if (state === 'broken') return `${STATE_TEXT[state]}: ${shown(fix!)}`;
-  return `${STATE_TEXT[state]}${via ? ` (${shown(via)}): install points it at the launcher` : ''}${site.reason ? ` (${shown(site.reason)})` : ''}`;
+  const { state, via, fix, container } = stateOf(site, launcher);
+  const kind = container ? ' [container]' : '';
+  if (state === 'broken') return `${STATE_TEXT[state]}${kind}: ${shown(fix!)}`;
+  return `${STATE_TEXT[state]}${kind}${via ? ` (${shown(via)}): install points it at the launcher` : ''}${site.reason ? ` (${shown(site.reason)})` : ''}`;
 }
 
 function header(loaded: Loaded): string {
