@@ -48,7 +48,15 @@ function seedFolder(): string | undefined {
 }
 
 const SEEDS = seedFolder();
-const hasPython = spawnSync('python3', ['-c', 'pass']).status === 0;
+/**
+ * The interpreter itself, not a launcher on PATH (a pyenv shim is a shell script that runs more
+ * programs before Python starts: signals sent then would reach the shim, not the seed).
+ */
+const PYTHON = (() => {
+  const found = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() || undefined : undefined;
+})();
+const hasPython = PYTHON !== undefined;
 
 function seedProgram(file: string): { path: string; skip: false } | { path: ''; skip: string } {
   if (!hasPython) return { path: '', skip: 'no python3: the seed half needs it' };
@@ -104,7 +112,7 @@ export const SUPERVISORS: SupervisorImplementation[] = [
     name: 'seed',
     skip: seedSupervisor.skip,
     graceMs: 3000,
-    argv: (parentPgid) => ['python3', seedSupervisor.path, '--parent-pgid', String(parentPgid)],
+    argv: (parentPgid) => [PYTHON!, seedSupervisor.path, '--parent-pgid', String(parentPgid)],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   },
 ];
@@ -228,7 +236,7 @@ export const RUNNERS: RunImplementation[] = [
     skip: seedRun.skip,
     start: (mark, command, { graceMs, statePath, env }) =>
       runProcess(
-        spawn('python3', [seedRun.path, '--', ...command], {
+        spawn(PYTHON!, [seedRun.path, '--', ...command], {
           stdio: ['ignore', 'ignore', 'pipe'],
           env: markedEnv(mark, {
             HERMES_CLI_PROCESS_STATE_PATH: statePath,
