@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
@@ -396,3 +397,40 @@ export function readJsonFile(path: string): Record<string, unknown> | undefined 
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Groups the scenarios own
+
+/** A member fixture leading a group of its own (pgid == pid), once it is ready. */
+export async function memberGroup(mark: string, log: string, name: string, mode: 'honour' | 'ignore' = 'honour'): Promise<Identity> {
+  const child = spawn('sh', [MEMBER, log, name, mode], { detached: true, stdio: 'ignore', env: markedEnv(mark) });
+  const pid = await readyPid(log, name);
+  assert.equal(pid, child.pid);
+  assert.equal(groupOf(pid), pid, `${name} leads its group`);
+  return identify(pid);
+}
+
+/**
+ * A group whose leader (`sh`) started a member fixture in it and then waits for a line on its
+ * stdin before it exits: the test decides when the leader dies.
+ */
+export async function groupWithMember(mark: string, log: string, name: string, mode: 'honour' | 'ignore') {
+  const leader = startGroup(mark, 'sh "$1" "$2" "$3" "$4" & read go; exit 0', [MEMBER, log, name, mode]);
+  const member = identify(await readyPid(log, name));
+  assert.equal(groupOf(member.pid), leader.pid, 'the member is in the leader\'s group');
+  const leaderExit = exitOf(leader);
+  return {
+    pgid: leader.pid,
+    leader: identify(leader.pid),
+    member,
+    /** Ends the leader; resolves once it is gone and the member was handed to another parent. */
+    async leaderExits(): Promise<void> {
+      leader.stdin!.end('go\n');
+      await leaderExit;
+      assert.equal(aliveAs(member), true, 'the member outlives its leader');
+      assert.notEqual(parentOf(member.pid), leader.pid, 'the member was reparented');
+      assert.equal(groupOf(member.pid), leader.pid, 'the member is still in the group');
+    },
+  };
+}
+
