@@ -9,6 +9,7 @@ import { describe } from 'node:test';
 import { FIXTURES, JsonLines, markedEnv } from '../helpers/processes.js';
 import {
   aliveAs,
+  canUnshare,
   exitOf,
   goneAt,
   groupOf,
@@ -120,6 +121,33 @@ describe('owner conformance', { concurrency: 4 }, () => {
       await sleep(300);
       await ownerDies(owner);
       assert.notEqual(await goneAt([member], impl.graceMs + 6000), undefined, 'the scrubbed member outlived its owner');
+    },
+  );
+});
+
+describe('owner conformance: a number reused by a stranger', () => {
+  scenario(
+    OWNERS,
+    'issue 28 case 3: an owned group empties, a stranger\'s leaderless group takes its number, the supervisor is replaced and the owner dies: the stranger is never signalled',
+    {
+      skip: canUnshare ? false : 'needs root and unshare --pid',
+      todo: { leash: 'issue 28 case 3: fixed on wip/sup (the replay records whoever is in the group now)' },
+      notApplicable: { seed: 'deliberate difference: the seed signals by number (see the supervisor\'s stranger scenario); it has no replay' },
+    },
+    async (_impl, { mark }) => {
+      const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, join(FIXTURES, 'conformance', 'ns-owner.mjs'), join(FIXTURES, 'conformance', 'owner.mjs'), LEASH_LIBRARY], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: markedEnv(mark, { LEASH_GRACE_MS: String(LEASH_SUPERVISOR_GRACE_MS) }),
+      });
+      const lines = new JsonLines(child);
+      const outcome = await lines.next<Record<string, unknown>>(40_000);
+      await exitOf(child, 20_000);
+      assert.equal(outcome.error, undefined, `${String(outcome.error)}; ${lines.stderr}`);
+      assert.equal(outcome.reused, true, 'the stranger did not take the number');
+      assert.equal(outcome.replaced, true, 'the supervisor was not replaced');
+      assert.equal(outcome.supervisorDone, true, 'the replacement supervisor never finished its teardown');
+      assert.equal(outcome.controlAlive, false, 'the teardown did not run (the control group lives)');
+      assert.equal(outcome.strangerAlive, true, 'the stranger was signalled');
     },
   );
 });
