@@ -125,6 +125,21 @@ export function startSupervisor(impl: SupervisorImplementation, mark: string, pa
   return new SupervisorProcess(child);
 }
 
+/**
+ * A stream call's completion, or its end on a stream that was destroyed meanwhile (a supervisor
+ * that exited early: its callback may never come), at most 5 s: the scenario's own assertions say
+ * what went wrong, rather than a test that never ends.
+ */
+function settle(start: (done: () => void) => void): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(done, 5000);
+    start(() => {
+      clearTimeout(timer);
+      done();
+    });
+  });
+}
+
 /** Bytes a process has read (all its threads), from /proc/PID/io. */
 function readCount(pid: number): number {
   try {
@@ -168,7 +183,7 @@ export class SupervisorProcess {
   }
   /** Writes raw bytes to the control pipe and waits until they are in it. */
   write(text: string | Buffer): Promise<void> {
-    return new Promise((done) => this.child.stdin!.write(text, () => done()));
+    return settle((done) => this.child.stdin!.write(text, () => done()));
   }
   /**
    * Writes lines and waits (with a deadline) until the supervisor has read them: its read count
@@ -185,7 +200,7 @@ export class SupervisorProcess {
   }
   /** The owner's end closes: EOF. Resolves at that moment (monotonic ms). */
   async eof(): Promise<number> {
-    await new Promise<void>((done) => this.child.stdin!.end(() => done()));
+    await settle((done) => this.child.stdin!.end(() => done()));
     return performance.now();
   }
   /** The supervisor's exit. */
@@ -280,7 +295,7 @@ export function scenario<I extends { name: ImplementationName; skip: string | fa
   for (const impl of implementations) {
     const skip = options.skip || options.notApplicable?.[impl.name] || impl.skip;
     const todo = options.todo?.[impl.name];
-    it(`${title} [${impl.name}]`, { skip: skip ? String(skip) : false, ...(todo ? { todo } : {}) }, async () => {
+    it(`${title} [${impl.name}]`, { skip: skip ? String(skip) : false, timeout: 90_000, ...(todo ? { todo } : {}) }, async () => {
       const mark = newMark();
       const dir = mkdtempSync(join(tmpdir(), 'leash-conformance-'));
       try {
