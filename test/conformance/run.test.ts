@@ -70,6 +70,16 @@ function assertFinal(document: Record<string, unknown>, expected: Record<string,
   for (const [key, value] of Object.entries(expected)) assert.deepEqual(document[key], value, key);
 }
 
+/** Runs assertions, adding the supervisor's stderr (what it says it ended, and how) to a failure. */
+function withStderr(run: RunProcess, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof Error) error.message += `\n--- ${run.stderr.trim()}`;
+    throw error;
+  }
+}
+
 const sh = (script: string, ...args: string[]) => ['/bin/sh', '-c', script, 'runner', ...args];
 const logIn = (dir: string) => join(dir, 'log');
 /** Shell text: wait until the member named $2 logged that it is ready in $1. */
@@ -137,7 +147,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
 
   const leftoversHonouring = async (impl: RunImplementation, mark: string, dir: string, env: NodeJS.ProcessEnv) => {
     const log = logIn(dir);
-    const { exit, document } = await runToEnd(
+    const { exit, document, run } = await runToEnd(
       impl, mark, dir,
       sh(`/bin/sh "$3" "$1" left honour & (/bin/sh "$3" "$1" orphan honour &); ${WAIT_READY}; set -- "$1" orphan; ${WAIT_READY}; exit 5`, log, 'left', MEMBER),
       { graceMs: 3000, env },
@@ -145,7 +155,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
     assert.deepEqual(exit, { code: 5, signal: null });
     assert.deepEqual(signalsOf(log, 'left'), ['TERM']);
     assert.deepEqual(signalsOf(log, 'orphan'), ['TERM']);
-    assertFinal(document, { runner_exit_code: 5, escalated: false, termination_signal: null });
+    withStderr(run, () => assertFinal(document, { runner_exit_code: 5, escalated: false, termination_signal: null }));
     assert.ok((document.orphaned_children_total as number) >= 2, `the leftovers were not counted as adopted: ${JSON.stringify(document)}`);
   };
 
@@ -270,9 +280,11 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
       assert.deepEqual(await exitOf(run.child, 20_000), { code: 0, signal: null });
       const emptied = performance.now() - runnerExited;
       if (process.env.LEASH_CONFORMANCE_VERBOSE) console.log(`case 5 [${impl.name}]: runner exit -> supervisor exit ${Math.round(emptied)} ms`);
-      for (let i = 0; i < sessions; i += 1) assert.deepEqual(signalsOf(log, `s${i}`), ['TERM'], `session leader s${i} was not given SIGTERM`);
+      withStderr(run, () => {
+        for (let i = 0; i < sessions; i += 1) assert.deepEqual(signalsOf(log, `s${i}`), ['TERM'], `session leader s${i} was not given SIGTERM`);
+      });
       const document = assertDocumentShape(readJsonFile(statePath));
-      assertFinal(document, { runner_exit_code: 0, escalated: false });
+      withStderr(run, () => assertFinal(document, { runner_exit_code: 0, escalated: false }));
       // Not a time bound: on a loaded machine the seed itself swings from 0.3 to 1 s here. What the
       // seed promises is the order: everyone is asked first, and escalated stays false for a tree
       // that honours the request (the failure above took the whole grace, then SIGKILLed the last
