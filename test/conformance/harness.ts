@@ -16,7 +16,12 @@ import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { CLI_ENTRY, FIXTURES, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
 
-export type ImplementationName = 'leash' | 'seed';
+/**
+ * `leash-fallback` is leash with its group handles turned off (LEASH_GROUP_HANDLES=off): the path
+ * of kernels without PIDFD_SIGNAL_PROCESS_GROUP (< 6.9) or without native calls, where groups are
+ * proven by witnesses. Its todo marks and exemptions are leash's unless a scenario names it.
+ */
+export type ImplementationName = 'leash' | 'leash-fallback' | 'seed';
 
 // ---------------------------------------------------------------------------------------------
 // What is under test
@@ -72,6 +77,9 @@ export const canUnshare =
 // ---------------------------------------------------------------------------------------------
 // Adapters
 
+/** Whether an implementation is one of leash's paths (for the deliberate differences). */
+export const isLeash = (name: ImplementationName) => name !== 'seed';
+
 export interface SupervisorImplementation {
   name: ImplementationName;
   skip: string | false;
@@ -108,6 +116,13 @@ export const SUPERVISORS: SupervisorImplementation[] = [
     graceMs: LEASH_SUPERVISOR_GRACE_MS,
     argv: (parentPgid) => [...leashSupervisorLaunch.command, '--parent-pgid', String(parentPgid), '--grace-ms', String(LEASH_SUPERVISOR_GRACE_MS)],
     env: leashSupervisorLaunch.env,
+  },
+  {
+    name: 'leash-fallback',
+    skip: false,
+    graceMs: LEASH_SUPERVISOR_GRACE_MS,
+    argv: (parentPgid) => [...leashSupervisorLaunch.command, '--parent-pgid', String(parentPgid), '--grace-ms', String(LEASH_SUPERVISOR_GRACE_MS)],
+    env: { ...leashSupervisorLaunch.env, LEASH_GROUP_HANDLES: 'off' },
   },
   {
     name: 'seed',
@@ -293,8 +308,9 @@ export function scenario<I extends { name: ImplementationName; skip: string | fa
   body: (impl: I, context: ScenarioContext) => Promise<void>,
 ): void {
   for (const impl of implementations) {
-    const skip = options.skip || options.notApplicable?.[impl.name] || impl.skip;
-    const todo = options.todo?.[impl.name];
+    const asLeash = (name: ImplementationName): ImplementationName => (name === 'leash-fallback' ? 'leash' : name);
+    const skip = options.skip || (options.notApplicable?.[impl.name] ?? options.notApplicable?.[asLeash(impl.name)]) || impl.skip;
+    const todo = options.todo?.[impl.name] ?? options.todo?.[asLeash(impl.name)];
     it(`${title} [${impl.name}]`, { skip: skip ? String(skip) : false, timeout: 90_000, ...(todo ? { todo } : {}) }, async () => {
       const mark = newMark();
       const dir = mkdtempSync(join(tmpdir(), 'leash-conformance-'));

@@ -9,6 +9,7 @@ import { describe } from 'node:test';
 import { FIXTURES, JsonLines, markedEnv } from '../helpers/processes.js';
 import {
   aliveAs,
+  isLeash,
   canUnshare,
   exitOf,
   goneAt,
@@ -31,13 +32,15 @@ interface OwnerImplementation {
   skip: string | false;
   graceMs: number;
   argv: string[];
+  env: NodeJS.ProcessEnv;
 }
 
 const OWNERS: OwnerImplementation[] = SUPERVISORS.map((supervisor) => ({
   name: supervisor.name,
   skip: supervisor.skip,
   graceMs: supervisor.graceMs,
-  argv: supervisor.name === 'leash' ? ['library', LEASH_LIBRARY] : ['bare', ...supervisor.argv(0)],
+  argv: isLeash(supervisor.name) ? ['library', LEASH_LIBRARY] : ['bare', ...supervisor.argv(0)],
+  env: supervisor.name === 'leash-fallback' ? { LEASH_GROUP_HANDLES: 'off' } : {},
 }));
 
 interface Owner {
@@ -49,7 +52,7 @@ function startOwner(impl: OwnerImplementation, mark: string): Owner {
   const child = spawn(process.execPath, [join(FIXTURES, 'conformance', 'owner.mjs'), ...impl.argv], {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: markedEnv(mark, { LEASH_GRACE_MS: String(LEASH_SUPERVISOR_GRACE_MS) }),
+    env: markedEnv(mark, { LEASH_GRACE_MS: String(LEASH_SUPERVISOR_GRACE_MS), ...impl.env }),
   });
   child.stdin!.on('error', () => {});
   const lines = new JsonLines(child);
@@ -134,10 +137,10 @@ describe('owner conformance: a number reused by a stranger', () => {
       todo: { leash: 'issue 28 case 3: fixed on wip/sup (the replay records whoever is in the group now)' },
       notApplicable: { seed: 'deliberate difference: the seed signals by number (see the supervisor\'s stranger scenario); it has no replay' },
     },
-    async (_impl, { mark }) => {
+    async (impl, { mark }) => {
       const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, join(FIXTURES, 'conformance', 'ns-owner.mjs'), join(FIXTURES, 'conformance', 'owner.mjs'), LEASH_LIBRARY], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: markedEnv(mark, { LEASH_GRACE_MS: String(LEASH_SUPERVISOR_GRACE_MS) }),
+        env: markedEnv(mark, { LEASH_GRACE_MS: String(LEASH_SUPERVISOR_GRACE_MS), ...impl.env }),
       });
       const lines = new JsonLines(child);
       const outcome = await lines.next<Record<string, unknown>>(40_000);
