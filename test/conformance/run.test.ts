@@ -145,6 +145,31 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
     await exitOf(run.child);
   });
 
+  scenario(
+    RUNNERS,
+    'a steady tree: active_children and adopted_children settle on the same values (gauges compared once settled, never at a moment)',
+    {},
+    async (impl, { mark, dir }) => {
+      const log = logIn(dir);
+      const statePath = join(dir, 'state.json');
+      // The runner (a member fixture, with its own sleep), two children and, half a second in (past
+      // any start-up window), one orphan: five live processes, one of them adopted.
+      const script = 'sleep 1000 & sleep 1000 & sleep 0.5; (sleep 1000 &); exec /bin/sh "$2" "$1" runner die';
+      const run = impl.start(mark, sh(script, log, MEMBER), { graceMs: 2000, statePath });
+      await readyPid(log, 'runner');
+      let document: Record<string, unknown> | undefined;
+      const settled = await waitUntil(() => {
+        document = readJsonFile(statePath);
+        return document?.active_children === 5 && document.adopted_children === 1;
+      }, 15_000); // leash refreshes its gauges with its walks (about 5 s here), the seed every 100 ms
+      assert.ok(settled, `the gauges never settled on 5 live, 1 adopted: ${JSON.stringify(document)}`);
+      assert.equal(document!.phase, 'running');
+      run.child.kill('SIGTERM');
+      assert.deepEqual(await exitOf(run.child), { code: 143, signal: null });
+      assertFinal(assertDocumentShape(readJsonFile(statePath)), { runner_exit_code: 143, termination_signal: 15, escalated: false });
+    },
+  );
+
   const leftoversHonouring = async (impl: RunImplementation, mark: string, dir: string, env: NodeJS.ProcessEnv) => {
     const log = logIn(dir);
     const { exit, document, run } = await runToEnd(
