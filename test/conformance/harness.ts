@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { CLI_ENTRY, FIXTURES, MARK_VARIABLE, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
 
 /**
  * `leash-fallback` is leash with its group handles turned off (LEASH_GROUP_HANDLES=off): the path
@@ -133,10 +133,11 @@ export const SUPERVISORS: SupervisorImplementation[] = [
   },
 ];
 
-/** Starts a supervisor in a session of its own, its stdin a pipe the test holds (the owner's end). */
-export function startSupervisor(impl: SupervisorImplementation, mark: string, parentPgid = process.pid): SupervisorProcess {
+/** Starts a supervisor in a session of its own, its stdin a pipe the test holds (the owner's end); the parent group named is the test's. */
+export function startSupervisor(impl: SupervisorImplementation, mark: string, parentPgid = groupOf(process.pid) ?? 0): SupervisorProcess {
   const [command, ...args] = impl.argv(parentPgid);
-  const child = spawn(command!, args, { detached: true, stdio: ['pipe', 'ignore', 'pipe'], env: markedEnv(mark, impl.env) });
+  // Its own environment only (the owner library scrubs the supervisor's), with the test's mark.
+  const child = spawn(command!, args, { detached: true, stdio: ['pipe', 'ignore', 'pipe'], env: { ...impl.env, [MARK_VARIABLE]: mark } });
   return new SupervisorProcess(child);
 }
 
@@ -383,6 +384,16 @@ export function signalsOf(log: string, name: string): string[] {
   return readLog(log)
     .filter((line) => line.name === name && line.event !== 'ready')
     .map((line) => line.event);
+}
+
+/**
+ * The member logged `signal`, and nothing else. Once or more: both supervisors may reach a process
+ * twice in a stop (its group, then itself: the seed always does), and a shell can run its trap for
+ * each before it exits.
+ */
+export function assertGotOnly(log: string, name: string, signal: string, message?: string): void {
+  const got = signalsOf(log, name);
+  assert.ok(got.length >= 1 && got.every((one) => one === signal), message ?? `${name} got ${JSON.stringify(got)}, expected ${signal}`);
 }
 
 /** Waits until the member fixture logged `name ready`, and returns its pid. */
