@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES, MARK_VARIABLE, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { CLI_ENTRY, exited, FIXTURES, MARK_VARIABLE, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
 
 /**
  * `leash-fallback` is leash with its group handles turned off (LEASH_GROUP_HANDLES=off): the path
@@ -219,9 +219,9 @@ export class SupervisorProcess {
     await settle((done) => this.child.stdin!.end(() => done()));
     return performance.now();
   }
-  /** The supervisor's exit. */
+  /** The supervisor's exit, its stderr drained (the exit event can come before the last output). */
   exited(budgetMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    return exitOf(this.child, budgetMs);
+    return exited(this.child, budgetMs);
   }
 }
 
