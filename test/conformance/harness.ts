@@ -181,7 +181,7 @@ function sleepsInPipeRead(pid: number): boolean {
 }
 
 /** Waits (up to 5 s) until a process has started up: asleep in a pipe read, its read count still. */
-async function settled(pid: number): Promise<void> {
+export async function settled(pid: number): Promise<void> {
   let last = -1;
   await waitUntil(() => {
     const now = readCount(pid);

@@ -22,6 +22,7 @@ import {
   MEMBER,
   readyPid,
   scenario,
+  settled,
   sleep,
   SUPERVISORS,
   type ImplementationName,
@@ -79,9 +80,12 @@ describe('owner conformance', { concurrency: 4 }, () => {
       const log = join(dir, 'log');
       const group = await groupWithMember(mark, log, 'member', 'honour');
       const owner = startOwner(impl, mark);
-      const answer = await owner.ask(`own ${group.pgid}`);
+      const answer = await owner.ask<{ owned: boolean; supervisor: number | null }>(`own ${group.pgid}`);
       assert.equal(answer.owned, true);
-      await sleep(500); // the supervisor reads the line while the leader lives
+      // The supervisor reads the line while the leader lives: the owner's write is not ours to
+      // watch, so a pause, then the supervisor seen asleep in a read of its (drained) stdin.
+      await sleep(300);
+      if (answer.supervisor !== null) await settled(answer.supervisor);
       await group.leaderExits();
       await sleep(300);
       await ownerDies(owner);
