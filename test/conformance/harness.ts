@@ -10,12 +10,18 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, FIXTURES, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
+import { CLI_ENTRY, exited, FIXTURES, MARK_VARIABLE, REPO_ROOT, killMarked, markedEnv, newMark } from '../helpers/processes.js';
 
-export type ImplementationName = 'leash' | 'seed';
+/**
+ * `leash-fallback` is leash with its group handles turned off (LEASH_GROUP_HANDLES=off): the path
+ * of kernels without PIDFD_SIGNAL_PROCESS_GROUP (< 6.9) or without native calls, where groups are
+ * proven by witnesses. Its todo marks and exemptions are leash's unless a scenario names it.
+ */
+export type ImplementationName = 'leash' | 'leash-fallback' | 'seed';
 
 // ---------------------------------------------------------------------------------------------
 // What is under test
@@ -48,7 +54,15 @@ function seedFolder(): string | undefined {
 }
 
 const SEEDS = seedFolder();
-const hasPython = spawnSync('python3', ['-c', 'pass']).status === 0;
+/**
+ * The interpreter itself, not a launcher on PATH (a pyenv shim is a shell script that runs more
+ * programs before Python starts: signals sent then would reach the shim, not the seed).
+ */
+const PYTHON = (() => {
+  const found = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() || undefined : undefined;
+})();
+const hasPython = PYTHON !== undefined;
 
 function seedProgram(file: string): { path: string; skip: false } | { path: ''; skip: string } {
   if (!hasPython) return { path: '', skip: 'no python3: the seed half needs it' };
@@ -62,6 +76,9 @@ export const canUnshare =
 
 // ---------------------------------------------------------------------------------------------
 // Adapters
+
+/** Whether an implementation is one of leash's paths (for the deliberate differences). */
+export const isLeash = (name: ImplementationName) => name !== 'seed';
 
 export interface SupervisorImplementation {
   name: ImplementationName;
@@ -101,19 +118,42 @@ export const SUPERVISORS: SupervisorImplementation[] = [
     env: leashSupervisorLaunch.env,
   },
   {
+    name: 'leash-fallback',
+    skip: false,
+    graceMs: LEASH_SUPERVISOR_GRACE_MS,
+    argv: (parentPgid) => [...leashSupervisorLaunch.command, '--parent-pgid', String(parentPgid), '--grace-ms', String(LEASH_SUPERVISOR_GRACE_MS)],
+    env: { ...leashSupervisorLaunch.env, LEASH_GROUP_HANDLES: 'off' },
+  },
+  {
     name: 'seed',
     skip: seedSupervisor.skip,
     graceMs: 3000,
-    argv: (parentPgid) => ['python3', seedSupervisor.path, '--parent-pgid', String(parentPgid)],
+    argv: (parentPgid) => [PYTHON!, seedSupervisor.path, '--parent-pgid', String(parentPgid)],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   },
 ];
 
-/** Starts a supervisor in a session of its own, its stdin a pipe the test holds (the owner's end). */
-export function startSupervisor(impl: SupervisorImplementation, mark: string, parentPgid = process.pid): SupervisorProcess {
+/** Starts a supervisor in a session of its own, its stdin a pipe the test holds (the owner's end); the parent group named is the test's. */
+export function startSupervisor(impl: SupervisorImplementation, mark: string, parentPgid = groupOf(process.pid) ?? 0): SupervisorProcess {
   const [command, ...args] = impl.argv(parentPgid);
-  const child = spawn(command!, args, { detached: true, stdio: ['pipe', 'ignore', 'pipe'], env: markedEnv(mark, impl.env) });
+  // Its own environment only (the owner library scrubs the supervisor's), with the test's mark.
+  const child = spawn(command!, args, { detached: true, stdio: ['pipe', 'ignore', 'pipe'], env: { ...impl.env, [MARK_VARIABLE]: mark } });
   return new SupervisorProcess(child);
+}
+
+/**
+ * A stream call's completion, or its end on a stream that was destroyed meanwhile (a supervisor
+ * that exited early: its callback may never come), at most 5 s: the scenario's own assertions say
+ * what went wrong, rather than a test that never ends.
+ */
+function settle(start: (done: () => void) => void): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(done, 5000);
+    start(() => {
+      clearTimeout(timer);
+      done();
+    });
+  });
 }
 
 /** Bytes a process has read (all its threads), from /proc/PID/io. */
@@ -141,7 +181,7 @@ function sleepsInPipeRead(pid: number): boolean {
 }
 
 /** Waits (up to 5 s) until a process has started up: asleep in a pipe read, its read count still. */
-async function settled(pid: number): Promise<void> {
+export async function settled(pid: number): Promise<void> {
   let last = -1;
   await waitUntil(() => {
     const now = readCount(pid);
@@ -159,7 +199,7 @@ export class SupervisorProcess {
   }
   /** Writes raw bytes to the control pipe and waits until they are in it. */
   write(text: string | Buffer): Promise<void> {
-    return new Promise((done) => this.child.stdin!.write(text, () => done()));
+    return settle((done) => this.child.stdin!.write(text, () => done()));
   }
   /**
    * Writes lines and waits (with a deadline) until the supervisor has read them: its read count
@@ -176,12 +216,12 @@ export class SupervisorProcess {
   }
   /** The owner's end closes: EOF. Resolves at that moment (monotonic ms). */
   async eof(): Promise<number> {
-    await new Promise<void>((done) => this.child.stdin!.end(() => done()));
+    await settle((done) => this.child.stdin!.end(() => done()));
     return performance.now();
   }
-  /** The supervisor's exit. */
+  /** The supervisor's exit, its stderr drained (the exit event can come before the last output). */
   exited(budgetMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    return exitOf(this.child, budgetMs);
+    return exited(this.child, budgetMs);
   }
 }
 
@@ -228,7 +268,7 @@ export const RUNNERS: RunImplementation[] = [
     skip: seedRun.skip,
     start: (mark, command, { graceMs, statePath, env }) =>
       runProcess(
-        spawn('python3', [seedRun.path, '--', ...command], {
+        spawn(PYTHON!, [seedRun.path, '--', ...command], {
           stdio: ['ignore', 'ignore', 'pipe'],
           env: markedEnv(mark, {
             HERMES_CLI_PROCESS_STATE_PATH: statePath,
@@ -269,9 +309,10 @@ export function scenario<I extends { name: ImplementationName; skip: string | fa
   body: (impl: I, context: ScenarioContext) => Promise<void>,
 ): void {
   for (const impl of implementations) {
-    const skip = options.skip || options.notApplicable?.[impl.name] || impl.skip;
-    const todo = options.todo?.[impl.name];
-    it(`${title} [${impl.name}]`, { skip: skip ? String(skip) : false, ...(todo ? { todo } : {}) }, async () => {
+    const asLeash = (name: ImplementationName): ImplementationName => (name === 'leash-fallback' ? 'leash' : name);
+    const skip = options.skip || (options.notApplicable?.[impl.name] ?? options.notApplicable?.[asLeash(impl.name)]) || impl.skip;
+    const todo = options.todo?.[impl.name] ?? options.todo?.[asLeash(impl.name)];
+    it(`${title} [${impl.name}]`, { skip: skip ? String(skip) : false, timeout: 90_000, ...(todo ? { todo } : {}) }, async () => {
       const mark = newMark();
       const dir = mkdtempSync(join(tmpdir(), 'leash-conformance-'));
       try {
@@ -345,6 +386,16 @@ export function signalsOf(log: string, name: string): string[] {
     .map((line) => line.event);
 }
 
+/**
+ * The member logged `signal`, and nothing else. Once or more: both supervisors may reach a process
+ * twice in a stop (its group, then itself: the seed always does), and a shell can run its trap for
+ * each before it exits.
+ */
+export function assertGotOnly(log: string, name: string, signal: string, message?: string): void {
+  const got = signalsOf(log, name);
+  assert.ok(got.length >= 1 && got.every((one) => one === signal), message ?? `${name} got ${JSON.stringify(got)}, expected ${signal}`);
+}
+
 /** Waits until the member fixture logged `name ready`, and returns its pid. */
 export async function readyPid(log: string, name: string, budgetMs = 10_000): Promise<number> {
   let pid: number | undefined;
@@ -388,3 +439,40 @@ export function readJsonFile(path: string): Record<string, unknown> | undefined 
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Groups the scenarios own
+
+/** A member fixture leading a group of its own (pgid == pid), once it is ready. */
+export async function memberGroup(mark: string, log: string, name: string, mode: 'honour' | 'ignore' = 'honour'): Promise<Identity> {
+  const child = spawn('sh', [MEMBER, log, name, mode], { detached: true, stdio: 'ignore', env: markedEnv(mark) });
+  const pid = await readyPid(log, name);
+  assert.equal(pid, child.pid);
+  assert.equal(groupOf(pid), pid, `${name} leads its group`);
+  return identify(pid);
+}
+
+/**
+ * A group whose leader (`sh`) started a member fixture in it and then waits for a line on its
+ * stdin before it exits: the test decides when the leader dies.
+ */
+export async function groupWithMember(mark: string, log: string, name: string, mode: 'honour' | 'ignore') {
+  const leader = startGroup(mark, 'sh "$1" "$2" "$3" "$4" & read go; exit 0', [MEMBER, log, name, mode]);
+  const member = identify(await readyPid(log, name));
+  assert.equal(groupOf(member.pid), leader.pid, 'the member is in the leader\'s group');
+  const leaderExit = exitOf(leader);
+  return {
+    pgid: leader.pid,
+    leader: identify(leader.pid),
+    member,
+    /** Ends the leader; resolves once it is gone and the member was handed to another parent. */
+    async leaderExits(): Promise<void> {
+      leader.stdin!.end('go\n');
+      await leaderExit;
+      assert.equal(aliveAs(member), true, 'the member outlives its leader');
+      assert.notEqual(parentOf(member.pid), leader.pid, 'the member was reparented');
+      assert.equal(groupOf(member.pid), leader.pid, 'the member is still in the group');
+    },
+  };
+}
+
