@@ -188,7 +188,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
   scenario(
     RUNNERS,
     'runner exit with leftovers that honour SIGTERM: they get it, no SIGKILL, the runner\'s status, the orphans counted (default containment)',
-    { todo: { leash: 'issue 28 case 4: contained, no adopted orphan is counted (orphaned_children_total 0); fixed on wip/run' } },
+    {},
     async (impl, { mark, dir }) => leftoversHonouring(impl, mark, dir, {}),
   );
 
@@ -273,7 +273,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
   scenario(
     RUNNERS,
     'issue 28 case 4: orphans made in the command\'s first milliseconds are adopted and counted (default containment)',
-    { todo: { leash: 'issue 28 case 4: fixed on wip/run (contained: the subreaper set after the command starts)' } },
+    {},
     async (impl, { mark, dir }) => orphansFromTheFirstFork(impl, mark, dir, {}),
   );
 
@@ -284,7 +284,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
   scenario(
     RUNNERS,
     'issue 28 case 5: a 200-process tree that honours SIGTERM: every session leader gets SIGTERM, none is SIGKILLed (grace 1 s)',
-    { todo: { leash: 'issue 28 case 5: fixed on wip/run (contained: the stop paced by sweeps)' } },
+    {},
     async (impl, { mark, dir }) => {
       const log = logIn(dir);
       const sessions = 20;
@@ -342,7 +342,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
   scenario(
     RUNNERS,
     'issue 28 case 6: the guard killed four times is replaced each time; leash SIGKILLed then still ends the tree',
-    { todo: { leash: 'issue 28 case 6: fixed on wip/cgroup (guard restarts capped at 3)' }, notApplicable: { seed: 'the seed has no guard (see the SIGKILL difference)' } },
+    { notApplicable: { seed: 'the seed has no guard (see the SIGKILL difference)' } },
     async (impl, { mark, dir }) => {
       const log = logIn(dir);
       const run = impl.start(mark, ['/bin/sh', MEMBER, log, 'runner', 'honour'], { graceMs: 500, statePath: join(dir, 'state.json') });
@@ -368,7 +368,7 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
   scenario(
     RUNNERS,
     'issue 28 case 6: process tree, a group whose leader exits leaving a scrubbed member; leash SIGKILLed right after: the member ends',
-    { todo: { leash: 'issue 28 case 6: fixed on wip/run (the group re-registered only at the next walk)' }, notApplicable: { seed: 'the seed has no guard' } },
+    { notApplicable: { seed: 'the seed has no guard' } },
     async (impl, { mark, dir }) => {
       // Three runs side by side, leash SIGKILLed 50, 200 and 400 ms after the leader's exit: the
       // leak is a race with leash's next walk, so one trial alone reproduces it about 1 in 3.
