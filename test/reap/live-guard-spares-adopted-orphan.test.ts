@@ -64,7 +64,7 @@ test('leash reap never lists a cut-off orphan in the cgroup of a live leash run'
     return;
   }
   // Orphaned: its parent is outside the run's cgroup. leash, or init for an orphan made before
-  // leash became a subreaper (contained, the command starts first: cgroup-early-fork.test.ts).
+  // leash became a subreaper (before the command starts, in both containments: subreaper-first.test.ts).
   const orphaned = () => {
     const pid = orphan();
     const parent = pid === undefined ? undefined : readProcStat(pid)?.ppid;
