@@ -24,6 +24,8 @@ type ModuleShape = {
   callableDefault: boolean;
   /** Exported functions that return a child handle they started (`startServer()` returning `spawn(...)`). */
   handles?: ReadonlySet<string>;
+  /** Its functions start the child on a pseudo-terminal, in a new session whatever the options (node-pty). */
+  pty?: boolean;
 };
 
 const CHILD_PROCESS: ModuleShape = {
@@ -44,6 +46,10 @@ export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
   ['cross-spawn', { functions: new Set(['spawn', 'sync']), callableDefault: true }],
   ['nano-spawn', { functions: new Set(['default']), callableDefault: true }],
   ['tinyexec', { functions: new Set(['x', 'exec', 'xSync', 'execSync']), callableDefault: false }],
+  // node-pty and its published forks and prebuilt builds: `spawn` forks on a new PTY (setsid).
+  ...['node-pty', '@lydell/node-pty', 'node-pty-prebuilt-multiarch', '@homebridge/node-pty-prebuilt-multiarch', '@cdktf/node-pty-prebuilt-multiarch'].map(
+    (name): [string, ModuleShape] => [name, { functions: new Set(['spawn']), callableDefault: false, pty: true }],
+  ),
 ]);
 
 /** Type names whose object literals are spawn options on their own, wherever they end up. */
@@ -51,7 +57,7 @@ const SPAWN_OPTIONS_TYPE = /^(?:Common)?(?:Spawn|Exec|ExecFile|Fork|Execa|Proces
 
 /** What a local name stands for. */
 type Binding =
-  | { kind: 'function' }
+  | { kind: 'function'; pty?: boolean }
   /** A module object: some of its properties are spawn functions. */
   | { kind: 'namespace'; shape: ModuleShape }
   /** A spawn function that also carries spawn functions as properties (cross-spawn, execa's default). */
@@ -186,6 +192,7 @@ const SK = {
   ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
   TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
   VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
+  Parameter: ts.SyntaxKind.Parameter,
   VariableStatement: ts.SyntaxKind.VariableStatement,
 } as const;
 
@@ -510,6 +517,9 @@ class JsFileAnalysis {
       case SK.VariableDeclaration:
         this.collectVariable(node as ts.VariableDeclaration);
         break;
+      case SK.Parameter:
+        this.collectParameter(node as ts.ParameterDeclaration);
+        break;
       case SK.FunctionDeclaration: {
         const declaration = node as ts.FunctionDeclaration;
         if (declaration.name) this.functions.set(declaration.name.text, declaration);
@@ -562,7 +572,7 @@ class JsFileAnalysis {
       for (const element of named.elements) {
         const imported = (element.propertyName ?? element.name).text;
         if (imported === 'default') this.bindModuleObject(element.name.text, shape);
-        else if (shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function' });
+        else if (shape.functions.has(imported)) this.bindings.set(element.name.text, shape.pty ? { kind: 'function', pty: true } : { kind: 'function' });
       }
     }
   }
@@ -658,9 +668,24 @@ class JsFileAnalysis {
         const imported = propertyName(element.propertyName ?? element.name);
         if (!imported || !ts.isIdentifier(element.name)) continue;
         if (imported === 'default') this.bindModuleObject(element.name.text, module.shape);
-        else if (module.shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function' });
+        else if (module.shape.functions.has(imported)) this.bindings.set(element.name.text, module.shape.pty ? { kind: 'function', pty: true } : { kind: 'function' });
       }
     }
+  }
+
+  /**
+   * A parameter whose default is a spawn function (`run: typeof spawn = spawn`, an injected
+   * spawner for tests) is one on the default's path: bound as its default is, a project module's
+   * export included (resolved only when a finding could hang on it).
+   */
+  private collectParameter(node: ts.ParameterDeclaration): void {
+    if (!node.initializer || !ts.isIdentifier(node.name)) return;
+    const init = unwrap(node.initializer);
+    const name = node.name.text;
+    const bound = ts.isIdentifier(init) ? this.bindings.get(init.text) : undefined;
+    if (bound?.kind === 'project') this.bindProject(name, bound);
+    else if (bound) this.bindings.set(name, bound);
+    else if (this.isSpawnFunction(init)) this.bindings.set(name, { kind: 'function' });
   }
 
   private collectCall(node: ts.CallExpression): void {
@@ -774,6 +799,19 @@ class JsFileAnalysis {
       return this.isSpawnFunction(callee);
     }
     return false;
+  }
+
+  /** Whether `expression` is a PTY library's spawn (`pty.spawn`, `spawn` imported from node-pty), by name. */
+  private isPtyFunction(expression: ts.Expression): boolean {
+    const node = unwrap(expression);
+    if (ts.isIdentifier(node)) {
+      const binding = this.bindings.get(node.text);
+      return binding?.kind === 'function' && binding.pty === true;
+    }
+    const name = memberName(node);
+    if (name === undefined || !(ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node))) return false;
+    const owner = this.moduleObjectOf(node.expression);
+    return owner?.shape.pty === true && owner.shape.functions.has(name);
   }
 
   /** `promisify(exec)` / `util.promisify(cp.execFile)`. */
@@ -1164,6 +1202,9 @@ class JsFileAnalysis {
       this.connectEvidence(call); // throws on `detached: true`: no child is started with it
       for (const argument of call.arguments) this.checkShellText(argument);
       return;
+    }
+    if (this.isPtyFunction(callee)) {
+      this.report(call, 'js-pty', 'error', 'node-pty\'s `spawn` starts the child on a pseudo-terminal, in a new session of its own: a kill of the owner\'s group misses it', call);
     }
     for (const argument of call.arguments) {
       const evidence = this.detachingNode(argument, new Set());

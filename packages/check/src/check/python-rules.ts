@@ -118,6 +118,12 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['os.forkpty', 'py-pty'],
   ['posix.forkpty', 'py-pty'],
   ['ptyprocess.PtyProcess.spawn', 'py-pty'],
+  // pexpect runs its child on a PTY through ptyprocess: the same new session, whichever entry.
+  ['pexpect.spawn', 'py-pty'],
+  ['pexpect.spawnu', 'py-pty'],
+  ['pexpect.run', 'py-pty'],
+  ['pexpect.runu', 'py-pty'],
+  ['pexpect.pty_spawn.spawn', 'py-pty'],
 ]);
 const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_BREAKAWAY_FROM_JOB']);
 const lastPart = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -324,7 +330,9 @@ function startsStatements(root: SyntaxNode, starts: number[]): boolean {
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
-const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+/** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
+const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB/;
 /**
  * Text that every reportable shape holds within its own node: import statements (they change
@@ -335,7 +343,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BRE
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
 
@@ -364,7 +372,7 @@ function optionConstants(text: string): Map<string, string> {
 /** Assignment targets made only of names and dotted names: writing them is not a use. */
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
-const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
+const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect']);
 
 /** Offsets of the uses of a local name (any occurrence as a whole word). */
 function usesOf(name: string, text: string): number[] {
@@ -638,6 +646,9 @@ class PythonFileAnalysis {
         this.enterAssignment(cursor);
         return { children: CHILDREN_ASSIGNMENT, fields: 0, call: false };
       case 'attribute':
+        // `pexpect.spawn.__init__`, `os.setsid.__doc__`: a dotted name's dunder is introspection
+        // (a signature, a docstring), not a use; nothing else is inside a plain dotted name.
+        if (INTROSPECTION.test(this.textAt(cursor))) return { children: CHILDREN_NONE, fields: 0, call: false };
         this.enterAttribute(cursor);
         return { children: CHILDREN_OBJECT, fields: 0, call: false };
       case 'identifier':
