@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
-import { pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
+import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
 import { backgroundingIn, detachingCommandIn, shellMayMatter, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
@@ -27,6 +27,7 @@ interface SyntaxNode {
   isMissing: boolean;
   children: Array<SyntaxNode | null>;
   namedChildren: Array<SyntaxNode | null>;
+  parent: SyntaxNode | null;
   childForFieldName(name: string): SyntaxNode | null;
   childrenForFieldName(name: string): Array<SyntaxNode | null>;
   descendantsOfType(type: string): Array<SyntaxNode | null>;
@@ -331,6 +332,8 @@ const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationfla
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
 const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+/** `~X`: flags cleared, not set. */
+const isFlagClearing = (node: SyntaxNode | null | undefined): boolean => node?.type === 'unary_operator' && node.text.startsWith('~');
 /** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
 const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB/;
@@ -437,6 +440,8 @@ class PythonFileAnalysis {
   private readonly enclosingCalls: Array<[number, number]> = [];
   /** Whether a bare identifier can be reported: a detaching name was imported, or a flag is named. */
   private identifiersMatter: boolean;
+  /** Names assigned creation flags with a detach bit (python-flags.ts), read when a flags value is met. */
+  private flagVariables: Map<string, number> | undefined;
   /** Set when a watched local name is used in a statement the parser was not given. */
   leftOutUse = false;
   /** Names bound to an option's name (`KEY = "start_new_session"`). */
@@ -774,7 +779,7 @@ class PythonFileAnalysis {
       const rule = DETACHING_NAMES.get(this.qualify(node) ?? '');
       const member = node.childForFieldName('attribute')?.text ?? '';
       if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
-      else if (WINDOWS_FLAGS.has(member)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
+      else if (WINDOWS_FLAGS.has(member) && !isFlagClearing(node.parent)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
     }
   }
 
@@ -784,10 +789,10 @@ class PythonFileAnalysis {
     const imported = this.names.get(name);
     const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
     if (rule) this.report(cursor.currentNode, rule, `\`${name}\` (${imported}) starts a new session or group`);
-    else if (WINDOWS_FLAGS.has(name)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
+    else if (WINDOWS_FLAGS.has(name) && !isFlagClearing(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
     // `from subprocess import DETACHED_PROCESS as DP`: the alias is the flag wherever it is used
     // (the import holds the flag's name, so identifiers are walked in such a file).
-    else if (imported && WINDOWS_FLAGS.has(lastPart(imported))) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
+    else if (imported && WINDOWS_FLAGS.has(lastPart(imported)) && !isFlagClearing(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
   }
 
   /** `kw["start_new_session"] = True` is checked here; the parts are walked by accepts(). */
@@ -910,10 +915,24 @@ class PythonFileAnalysis {
     if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }
 
-  /** Integer literals holding a detach bit, anywhere in a flags expression (`0x8 | X | ...`, however long). */
+  /**
+   * Integer literals holding a detach bit, anywhere in a flags expression (`0x8 | X | ...`, however
+   * long), and names assigned such integers elsewhere (`FLAGS = 0x8 | 0x200`, then
+   * `creationflags=FLAGS`). A part under `~` clears flags (`flags & ~0x8`): not walked.
+   */
   private checkFlagLiterals(root: SyntaxNode): void {
     const pending = [root];
     for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+      if (isFlagClearing(node)) continue;
+      // A flag's own name (`CREATE_BREAKAWAY_FROM_JOB = 0x01000000`) is reported as a name.
+      if ((node.type === 'identifier' || node.type === 'attribute') && !WINDOWS_FLAGS.has(lastPart(node.text))) {
+        this.flagVariables ??= flagVariables(this.text);
+        const line = this.flagVariables.get(node.text);
+        if (line !== undefined) {
+          this.report(node, 'py-windows-detach', `creation flags \`${node.text}\` hold a Windows detach flag (set on line ${line})`);
+          continue;
+        }
+      }
       const value = integerValue(node);
       if (value !== undefined && (value & WINDOWS_FLAG_BITS) !== 0) {
         this.report(node, 'py-windows-detach', `creation flag ${node.text} includes a Windows detach flag`);
