@@ -386,6 +386,8 @@ class JsFileAnalysis {
   private readonly functions = new Map<string, FunctionLike>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
+  /** Values of names read as command text already (a name passed to several spawns is reported once). */
+  private readonly shellChecked = new Set<ts.Expression>();
   private readonly calls: ts.CallExpression[] = [];
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
   private readonly typedDeclarations: ts.VariableDeclaration[] = [];
@@ -1267,10 +1269,22 @@ class JsFileAnalysis {
     return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined) || this.detachingCommandOf(call) !== undefined;
   }
 
-  private checkShellText(expression: ts.Expression): void {
+  private checkShellText(expression: ts.Expression, viaName = false): void {
     const node = unwrap(expression);
     if (ts.isArrayLiteralExpression(node)) {
-      for (const element of node.elements) this.checkShellText(element);
+      for (const element of node.elements) this.checkShellText(element, viaName);
+      return;
+    }
+    // Command text held in a variable (`const cmd = 'server &'`, `args = ['-Command', 'Start-Process x']`
+    // in a switch): every literal it is declared or assigned, one name deep, each reported once.
+    if (ts.isIdentifier(node) && !viaName) {
+      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? [])];
+      for (const source of sources) {
+        if (source && !this.shellChecked.has(source)) {
+          this.shellChecked.add(source);
+          this.checkShellText(source, true);
+        }
+      }
       return;
     }
     const construct = this.shellConstruct(node);

@@ -332,6 +332,29 @@ const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationfla
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
 const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+/** `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation). */
+const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))|\[[^\]\n]*\])[ \t]*(?:#[^\n]*)?$/gm;
+const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
+
+/** The strings assigned to names in the text (an f-string's fields read as values), by name. */
+function heldCommandText(text: string): Map<string, Array<{ offset: number; text: string }>> {
+  const held = new Map<string, Array<{ offset: number; text: string }>>();
+  for (const match of text.matchAll(HELD_COMMAND)) {
+    const name = match[1] as string;
+    const value = match[2] as string;
+    const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
+    for (const string of value.matchAll(HELD_STRING)) {
+      const prefix = string[1] as string;
+      let body = string[2] ?? string[3] ?? '';
+      if (/f/i.test(prefix)) body = body.replace(/\{[^{}]*\}/g, VALUE_MARK);
+      const list = held.get(name) ?? [];
+      list.push({ offset: valueAt + (string.index as number), text: body });
+      held.set(name, list);
+    }
+  }
+  return held;
+}
+
 /** `~X`: flags cleared, not set. */
 const isFlagClearing = (node: SyntaxNode | null | undefined): boolean => node?.type === 'unary_operator' && node.text.startsWith('~');
 /** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
@@ -442,6 +465,9 @@ class PythonFileAnalysis {
   private identifiersMatter: boolean;
   /** Names assigned creation flags with a detach bit (python-flags.ts), read when a flags value is met. */
   private flagVariables: Map<string, number> | undefined;
+  /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
+  private heldCommands: Map<string, Array<{ offset: number; text: string }>> | undefined;
+  private readonly heldReported = new Set<number>();
   /** Set when a watched local name is used in a statement the parser was not given. */
   leftOutUse = false;
   /** Names bound to an option's name (`KEY = "start_new_session"`). */
@@ -892,6 +918,10 @@ class PythonFileAnalysis {
   }
 
   private checkShellText(node: SyntaxNode): void {
+    if (node.type === 'identifier') {
+      this.checkHeldCommand(node.text);
+      return;
+    }
     if (node.type === 'list' || node.type === 'tuple') {
       const before = this.findings.length;
       for (const element of node.namedChildren) if (element) this.checkShellText(element);
@@ -901,6 +931,32 @@ class PythonFileAnalysis {
     const text = commandValue(node);
     const construct = text === undefined ? undefined : backgroundingIn(text);
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+  }
+
+  /**
+   * Command text held in a name (`CMD = "nohup server &"`, `script = 'worker &'` in a branch, a
+   * one-line list of strings): every such assignment of the name in the file, read from the text
+   * (so whatever statements were parsed), reported at its string, once.
+   */
+  private checkHeldCommand(name: string): void {
+    this.heldCommands ??= heldCommandText(this.text);
+    for (const held of this.heldCommands.get(name) ?? []) {
+      if (this.heldReported.has(held.offset)) continue;
+      const construct = backgroundingIn(held.text);
+      if (!construct) continue;
+      this.heldReported.add(held.offset);
+      const line = this.text.slice(0, held.offset).split('\n').length;
+      const column = held.offset - this.text.lastIndexOf('\n', held.offset - 1);
+      const call = this.enclosingCalls[this.enclosingCalls.length - 1];
+      this.findings.push({
+        rule: 'shell-background',
+        severity: 'error',
+        line,
+        column,
+        message: `shell command in \`${name}\` starts a background process (${construct}) that outlives its owner`,
+        spans: call ? [[line, line], call] : [[line, line]],
+      });
+    }
   }
 
   /** `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal arguments (up to the first one not known). */
