@@ -237,6 +237,9 @@ function memberName(node: ts.Expression): string | undefined {
  * are not booleans, which Node refuses (`detached: 'true'` throws ERR_INVALID_ARG_TYPE, so no child
  * is started; execa, cross-spawn and tinyexec hand the option to Node as it is).
  */
+/** `+=`, `||=`, `??=`, ...: a write whose value is not one expression's. */
+const isCompoundAssignment = (kind: ts.SyntaxKind): boolean => kind >= ts.SyntaxKind.FirstCompoundAssignment && kind <= ts.SyntaxKind.LastCompoundAssignment;
+
 function isFalsy(node: ts.Expression): boolean {
   const value = unwrap(node);
   return (
@@ -388,6 +391,8 @@ class JsFileAnalysis {
   private readonly mutations = new Map<string, ts.Expression[]>();
   /** Values of names read as command text already (a name passed to several spawns is reported once). */
   private readonly shellChecked = new Set<ts.Expression>();
+  /** Names of parameters (identifiers) and of compound-assignment targets, anywhere in the file: never held false. */
+  private readonly parameterNames = new Set<string>();
   private readonly calls: ts.CallExpression[] = [];
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
   private readonly typedDeclarations: ts.VariableDeclaration[] = [];
@@ -550,6 +555,9 @@ class JsFileAnalysis {
         break;
       case SK.BinaryExpression:
         if ((node as ts.BinaryExpression).operatorToken.kind === SK.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
+        else if (isCompoundAssignment((node as ts.BinaryExpression).operatorToken.kind) && ts.isIdentifier(unwrap((node as ts.BinaryExpression).left))) {
+          this.parameterNames.add((unwrap((node as ts.BinaryExpression).left) as ts.Identifier).text); // `x ||= true`: not held false
+        }
         break;
       case SK.PropertyAssignment:
       case SK.ShorthandPropertyAssignment:
@@ -681,6 +689,7 @@ class JsFileAnalysis {
    * export included (resolved only when a finding could hang on it).
    */
   private collectParameter(node: ts.ParameterDeclaration): void {
+    if (ts.isIdentifier(node.name)) this.parameterNames.add(node.name.text);
     if (!node.initializer || !ts.isIdentifier(node.name)) return;
     const init = unwrap(node.initializer);
     const name = node.name.text;
@@ -1024,7 +1033,20 @@ class JsFileAnalysis {
 
   /** Whether a `detached` value leaves the child in its owner's group: a falsy or refused literal, or a value provably false where it is read. */
   private inert(value: ts.Expression): boolean {
-    return isFalsy(value) || this.provablyFalse(value);
+    return isFalsy(value) || this.provablyFalse(value) || this.heldFalse(value);
+  }
+
+  /**
+   * `const DETACH = false` then `detached: DETACH`: a name every declaration and assignment of which
+   * (at least one) is falsy, and that is no parameter. By name, file-wide, as the rest of the analysis.
+   */
+  private heldFalse(expression: ts.Expression): boolean {
+    const value = unwrap(expression);
+    if (!ts.isIdentifier(value) || this.parameterNames.has(value.text)) return false;
+    const declarations = this.variables.get(value.text) ?? [];
+    const writes = this.mutations.get(value.text) ?? [];
+    if (declarations.length === 0) return false;
+    return declarations.every((d) => d.initializer !== undefined && isFalsy(d.initializer)) && writes.every((w) => isFalsy(w));
   }
 
   /**

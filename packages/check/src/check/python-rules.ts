@@ -211,8 +211,10 @@ function integerValue(node: SyntaxNode): number | undefined {
 }
 
 /** Whether option `name` set to `value` puts the child in a new session or group. */
-function optionDetaches(name: string | undefined, value: SyntaxNode): boolean {
+function optionDetaches(name: string | undefined, value: SyntaxNode, heldFalse?: (name: string) => boolean): boolean {
   if (name === undefined) return false;
+  // `NEW_SESSION = False` then `start_new_session=NEW_SESSION`: a name every assignment of which keeps the group.
+  if (value.type === 'identifier' && heldFalse?.(value.text)) return false;
   if (SESSION_OPTIONS.has(name)) return !(value.type === 'false' || value.type === 'none' || integerValue(value) === 0);
   if (GROUP_OPTIONS.has(name)) return value.type !== 'none';
   return false;
@@ -468,6 +470,23 @@ class PythonFileAnalysis {
   /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
   private heldCommands: Map<string, Array<{ offset: number; text: string }>> | undefined;
   private readonly heldReported = new Set<number>();
+  private readonly heldFalseNames = new Map<string, boolean>();
+  /**
+   * Whether every assignment of `name` in the file (at least one) is `False`, `None` or `0`, and
+   * nothing else binds it (a parameter, a loop, an import, `as`, `:=`): read from the text, so
+   * whatever statements were parsed. By name, file-wide, as the rest of the analysis.
+   */
+  private readonly heldFalse = (name: string): boolean => {
+    let held = this.heldFalseNames.get(name);
+    if (held === undefined) {
+      // A match with nothing after `=` on its line is prose (a comment's text), never Python.
+      const assignments = [...this.text.matchAll(new RegExp(`(?<![\\w.])${name}[ \\t]*(?::[^=\\n]*)?(?:[-+*/|&^%@]|//|>>|<<|\\*\\*)?=(?!=)[ \\t]*([^\\n]*)`, 'g'))].filter((m) => m[1] !== '');
+      const otherBinding = new RegExp(`(?:\\b(?:for|as|import|global|nonlocal)[ \\t]+(?:[\\w, \\t]*,[ \\t]*)?${name}\\b|\\b${name}[ \\t]*:=|(?:\\bdef[ \\t]+\\w+[ \\t]*\\(|\\blambda\\b)[^:]*\\b${name}\\b)`);
+      held = assignments.length > 0 && assignments.every((m) => /^(?:False|None|0)[ \t]*(?:#.*|[,)].*)?$/.test(m[1] as string)) && !otherBinding.test(this.text);
+      this.heldFalseNames.set(name, held);
+    }
+    return held;
+  };
   /** Set when a watched local name is used in a statement the parser was not given. */
   leftOutUse = false;
   /** Names bound to an option's name (`KEY = "start_new_session"`). */
@@ -765,7 +784,7 @@ class PythonFileAnalysis {
     const name = node.childForFieldName('name')?.text;
     const value = node.childForFieldName('value');
     if (!value) return;
-    if (optionDetaches(name, value)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
+    if (optionDetaches(name, value, this.heldFalse)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(value);
   }
 
@@ -793,7 +812,7 @@ class PythonFileAnalysis {
     const key = node.childForFieldName('key');
     const value = node.childForFieldName('value');
     const name = key ? this.keyValue(key) : undefined;
-    if (value && optionDetaches(name, value)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
+    if (value && optionDetaches(name, value, this.heldFalse)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
     if (value && name === 'creationflags') this.checkFlagLiterals(value);
   }
 
@@ -842,7 +861,7 @@ class PythonFileAnalysis {
     if (left?.type !== 'subscript' || !right) return;
     const index = left.childForFieldName('subscript');
     const name = index ? this.keyValue(index) : undefined;
-    if (optionDetaches(name, right)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
+    if (optionDetaches(name, right, this.heldFalse)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(right);
   }
 
@@ -910,7 +929,7 @@ class PythonFileAnalysis {
     if (member === 'setdefault' && positional.length >= 2) {
       const [first, second] = positional as [SyntaxNode, SyntaxNode];
       const name = this.keyValue(first);
-      if (optionDetaches(name, second)) this.report(node, 'py-new-session', `\`setdefault("${name}", ...)\` gives the child its own session or group`);
+      if (optionDetaches(name, second, this.heldFalse)) this.report(node, 'py-new-session', `\`setdefault("${name}", ...)\` gives the child its own session or group`);
     }
     if (COMMAND_RUNNERS.test(qualified)) {
       for (const argument of positional) this.checkShellText(argument);
