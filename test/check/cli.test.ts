@@ -43,6 +43,7 @@ test('leash check', async (t) => {
       'lib/fixtures/x.mjs': DETACHED_TWICE,
       'tools/test_x.py': 'import os\nos.setsid()\n',
       'node_modules/m/index.js': DETACHED_TWICE,
+      '.yarn/releases/yarn-4.1.0.cjs': DETACHED_TWICE,
       'app/main.py': 'import os\nos.setsid()\n',
       '.leash-check.json': JSON.stringify({ helpers: ['src/helper.mjs'] }),
     });

@@ -10,7 +10,7 @@ import plugin from 'proc-leash-check/eslint';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { copyFixtures, key, type Expectation } from './harness.js';
 
-const ESLINT_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
+const ESLINT_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'js-pty', 'shell-background']);
 
 // ESLint's own parser reads only JavaScript. The rule reads the source text, not the tree, so for
 // TypeScript a stand-in parser that yields an empty program is enough (projects use typescript-eslint).

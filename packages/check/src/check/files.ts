@@ -12,7 +12,7 @@ import type { Language } from './types.js';
 /** Folder names skipped anywhere in a path unless the configuration turns default skips off. */
 const SKIPPED_FOLDERS = new Set([
   'test', 'tests', '__tests__', '__mocks__', 'fixtures', '__fixtures__', 'testdata', 'evals',
-  'node_modules', 'bower_components', 'vendor', 'vendored', 'third_party', 'dist', 'build', 'out',
+  'node_modules', 'bower_components', '.yarn', 'vendor', 'vendored', 'third_party', 'dist', 'build', 'out',
   'generated', '__generated__', '__pycache__', '.git', '.venv', 'venv', 'site-packages',
 ]);
 // One expression, tried once per file name: test_*.py, *_test.py, conftest.py, *.test.*, *.spec.*,

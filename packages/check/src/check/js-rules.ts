@@ -24,6 +24,8 @@ type ModuleShape = {
   callableDefault: boolean;
   /** Exported functions that return a child handle they started (`startServer()` returning `spawn(...)`). */
   handles?: ReadonlySet<string>;
+  /** Its functions start the child on a pseudo-terminal, in a new session whatever the options (node-pty). */
+  pty?: boolean;
 };
 
 const CHILD_PROCESS: ModuleShape = {
@@ -44,6 +46,10 @@ export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
   ['cross-spawn', { functions: new Set(['spawn', 'sync']), callableDefault: true }],
   ['nano-spawn', { functions: new Set(['default']), callableDefault: true }],
   ['tinyexec', { functions: new Set(['x', 'exec', 'xSync', 'execSync']), callableDefault: false }],
+  // node-pty and its published forks and prebuilt builds: `spawn` forks on a new PTY (setsid).
+  ...['node-pty', '@lydell/node-pty', 'node-pty-prebuilt-multiarch', '@homebridge/node-pty-prebuilt-multiarch', '@cdktf/node-pty-prebuilt-multiarch'].map(
+    (name): [string, ModuleShape] => [name, { functions: new Set(['spawn']), callableDefault: false, pty: true }],
+  ),
 ]);
 
 /** Type names whose object literals are spawn options on their own, wherever they end up. */
@@ -51,7 +57,7 @@ const SPAWN_OPTIONS_TYPE = /^(?:Common)?(?:Spawn|Exec|ExecFile|Fork|Execa|Proces
 
 /** What a local name stands for. */
 type Binding =
-  | { kind: 'function' }
+  | { kind: 'function'; pty?: boolean }
   /** A module object: some of its properties are spawn functions. */
   | { kind: 'namespace'; shape: ModuleShape }
   /** A spawn function that also carries spawn functions as properties (cross-spawn, execa's default). */
@@ -186,6 +192,7 @@ const SK = {
   ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
   TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
   VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
+  Parameter: ts.SyntaxKind.Parameter,
   VariableStatement: ts.SyntaxKind.VariableStatement,
 } as const;
 
@@ -230,6 +237,9 @@ function memberName(node: ts.Expression): string | undefined {
  * are not booleans, which Node refuses (`detached: 'true'` throws ERR_INVALID_ARG_TYPE, so no child
  * is started; execa, cross-spawn and tinyexec hand the option to Node as it is).
  */
+/** `+=`, `||=`, `??=`, ...: a write whose value is not one expression's. */
+const isCompoundAssignment = (kind: ts.SyntaxKind): boolean => kind >= ts.SyntaxKind.FirstCompoundAssignment && kind <= ts.SyntaxKind.LastCompoundAssignment;
+
 function isFalsy(node: ts.Expression): boolean {
   const value = unwrap(node);
   return (
@@ -379,6 +389,10 @@ class JsFileAnalysis {
   private readonly functions = new Map<string, FunctionLike>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
+  /** Values of names read as command text already (a name passed to several spawns is reported once). */
+  private readonly shellChecked = new Set<ts.Expression>();
+  /** Names of parameters (identifiers) and of compound-assignment targets, anywhere in the file: never held false. */
+  private readonly parameterNames = new Set<string>();
   private readonly calls: ts.CallExpression[] = [];
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
   private readonly typedDeclarations: ts.VariableDeclaration[] = [];
@@ -510,6 +524,9 @@ class JsFileAnalysis {
       case SK.VariableDeclaration:
         this.collectVariable(node as ts.VariableDeclaration);
         break;
+      case SK.Parameter:
+        this.collectParameter(node as ts.ParameterDeclaration);
+        break;
       case SK.FunctionDeclaration: {
         const declaration = node as ts.FunctionDeclaration;
         if (declaration.name) this.functions.set(declaration.name.text, declaration);
@@ -538,6 +555,9 @@ class JsFileAnalysis {
         break;
       case SK.BinaryExpression:
         if ((node as ts.BinaryExpression).operatorToken.kind === SK.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
+        else if (isCompoundAssignment((node as ts.BinaryExpression).operatorToken.kind) && ts.isIdentifier(unwrap((node as ts.BinaryExpression).left))) {
+          this.parameterNames.add((unwrap((node as ts.BinaryExpression).left) as ts.Identifier).text); // `x ||= true`: not held false
+        }
         break;
       case SK.PropertyAssignment:
       case SK.ShorthandPropertyAssignment:
@@ -562,7 +582,7 @@ class JsFileAnalysis {
       for (const element of named.elements) {
         const imported = (element.propertyName ?? element.name).text;
         if (imported === 'default') this.bindModuleObject(element.name.text, shape);
-        else if (shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function' });
+        else if (shape.functions.has(imported)) this.bindings.set(element.name.text, shape.pty ? { kind: 'function', pty: true } : { kind: 'function' });
       }
     }
   }
@@ -658,9 +678,25 @@ class JsFileAnalysis {
         const imported = propertyName(element.propertyName ?? element.name);
         if (!imported || !ts.isIdentifier(element.name)) continue;
         if (imported === 'default') this.bindModuleObject(element.name.text, module.shape);
-        else if (module.shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function' });
+        else if (module.shape.functions.has(imported)) this.bindings.set(element.name.text, module.shape.pty ? { kind: 'function', pty: true } : { kind: 'function' });
       }
     }
+  }
+
+  /**
+   * A parameter whose default is a spawn function (`run: typeof spawn = spawn`, an injected
+   * spawner for tests) is one on the default's path: bound as its default is, a project module's
+   * export included (resolved only when a finding could hang on it).
+   */
+  private collectParameter(node: ts.ParameterDeclaration): void {
+    if (ts.isIdentifier(node.name)) this.parameterNames.add(node.name.text);
+    if (!node.initializer || !ts.isIdentifier(node.name)) return;
+    const init = unwrap(node.initializer);
+    const name = node.name.text;
+    const bound = ts.isIdentifier(init) ? this.bindings.get(init.text) : undefined;
+    if (bound?.kind === 'project') this.bindProject(name, bound);
+    else if (bound) this.bindings.set(name, bound);
+    else if (this.isSpawnFunction(init)) this.bindings.set(name, { kind: 'function' });
   }
 
   private collectCall(node: ts.CallExpression): void {
@@ -774,6 +810,19 @@ class JsFileAnalysis {
       return this.isSpawnFunction(callee);
     }
     return false;
+  }
+
+  /** Whether `expression` is a PTY library's spawn (`pty.spawn`, `spawn` imported from node-pty), by name. */
+  private isPtyFunction(expression: ts.Expression): boolean {
+    const node = unwrap(expression);
+    if (ts.isIdentifier(node)) {
+      const binding = this.bindings.get(node.text);
+      return binding?.kind === 'function' && binding.pty === true;
+    }
+    const name = memberName(node);
+    if (name === undefined || !(ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node))) return false;
+    const owner = this.moduleObjectOf(node.expression);
+    return owner?.shape.pty === true && owner.shape.functions.has(name);
   }
 
   /** `promisify(exec)` / `util.promisify(cp.execFile)`. */
@@ -984,7 +1033,20 @@ class JsFileAnalysis {
 
   /** Whether a `detached` value leaves the child in its owner's group: a falsy or refused literal, or a value provably false where it is read. */
   private inert(value: ts.Expression): boolean {
-    return isFalsy(value) || this.provablyFalse(value);
+    return isFalsy(value) || this.provablyFalse(value) || this.heldFalse(value);
+  }
+
+  /**
+   * `const DETACH = false` then `detached: DETACH`: a name every declaration and assignment of which
+   * (at least one) is falsy, and that is no parameter. By name, file-wide, as the rest of the analysis.
+   */
+  private heldFalse(expression: ts.Expression): boolean {
+    const value = unwrap(expression);
+    if (!ts.isIdentifier(value) || this.parameterNames.has(value.text)) return false;
+    const declarations = this.variables.get(value.text) ?? [];
+    const writes = this.mutations.get(value.text) ?? [];
+    if (declarations.length === 0) return false;
+    return declarations.every((d) => d.initializer !== undefined && isFalsy(d.initializer)) && writes.every((w) => isFalsy(w));
   }
 
   /**
@@ -1165,6 +1227,9 @@ class JsFileAnalysis {
       for (const argument of call.arguments) this.checkShellText(argument);
       return;
     }
+    if (this.isPtyFunction(callee)) {
+      this.report(call, 'js-pty', 'error', 'node-pty\'s `spawn` starts the child on a pseudo-terminal, in a new session of its own: a kill of the owner\'s group misses it', call);
+    }
     for (const argument of call.arguments) {
       const evidence = this.detachingNode(argument, new Set());
       if (evidence) {
@@ -1226,10 +1291,22 @@ class JsFileAnalysis {
     return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined) || this.detachingCommandOf(call) !== undefined;
   }
 
-  private checkShellText(expression: ts.Expression): void {
+  private checkShellText(expression: ts.Expression, viaName = false): void {
     const node = unwrap(expression);
     if (ts.isArrayLiteralExpression(node)) {
-      for (const element of node.elements) this.checkShellText(element);
+      for (const element of node.elements) this.checkShellText(element, viaName);
+      return;
+    }
+    // Command text held in a variable (`const cmd = 'server &'`, `args = ['-Command', 'Start-Process x']`
+    // in a switch): every literal it is declared or assigned, one name deep, each reported once.
+    if (ts.isIdentifier(node) && !viaName) {
+      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? [])];
+      for (const source of sources) {
+        if (source && !this.shellChecked.has(source)) {
+          this.shellChecked.add(source);
+          this.checkShellText(source, true);
+        }
+      }
       return;
     }
     const construct = this.shellConstruct(node);

@@ -24,9 +24,39 @@ const NUMBER_TOKEN = /(?<![\w.])\d\w*/g;
  */
 const FLAGS_KEYWORD = /\bcreationflags[ \t]*=[ \t]*([\w.][\w.| \t]*?)[ \t]*(?=[,)])/g;
 
+/**
+ * `FLAGS = 0x8 | 0x200`, `self.flags |= 0x00000008`: a name (or dotted name) assigned, or or-ed,
+ * an expression of names, integers, `|`, `+` and parentheses on one line.
+ */
+const FLAG_ASSIGNMENT = /^[ \t]*([A-Za-z_][\w.]*)[ \t]*\|?=[ \t]*([\w.|+() \t]+?)[ \t]*(?:#[^\n]*)?$/gm;
+
+/**
+ * Names that hold creation flags with a detach bit somewhere in the file (by the line of their
+ * first such assignment), read from the text so that the prefilter and the analyser agree, whatever
+ * statements are parsed. A flag cleared (`flags &= ~0x8`, `x & ~0x8`) is no such assignment.
+ */
+export function flagVariables(text: string): Map<string, number> {
+  const names = new Map<string, number>();
+  if (!text.includes('creationflags')) return names;
+  for (const match of text.matchAll(FLAG_ASSIGNMENT)) {
+    const [, name, value] = match as unknown as [string, string, string];
+    if (names.has(name)) continue;
+    for (const [token] of value.matchAll(NUMBER_TOKEN)) {
+      const number = pythonInteger(token);
+      if (number !== undefined && (number & WINDOWS_FLAG_BITS) !== 0) {
+        names.set(name, text.slice(0, match.index).split('\n').length);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
 export function withoutHarmlessFlagKeywords(text: string): string {
   if (!text.includes('creationflags')) return text;
+  const variables = flagVariables(text);
   return text.replace(FLAGS_KEYWORD, (keyword, value: string) => {
+    for (const name of value.split(/[|\s]+/)) if (variables.has(name)) return keyword;
     for (const [token] of value.matchAll(NUMBER_TOKEN)) {
       const number = pythonInteger(token);
       if (number === undefined || (number & WINDOWS_FLAG_BITS) !== 0) return keyword;

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
-import { pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
+import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
 import { backgroundingIn, detachingCommandIn, shellMayMatter, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
@@ -27,6 +27,7 @@ interface SyntaxNode {
   isMissing: boolean;
   children: Array<SyntaxNode | null>;
   namedChildren: Array<SyntaxNode | null>;
+  parent: SyntaxNode | null;
   childForFieldName(name: string): SyntaxNode | null;
   childrenForFieldName(name: string): Array<SyntaxNode | null>;
   descendantsOfType(type: string): Array<SyntaxNode | null>;
@@ -118,6 +119,12 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['os.forkpty', 'py-pty'],
   ['posix.forkpty', 'py-pty'],
   ['ptyprocess.PtyProcess.spawn', 'py-pty'],
+  // pexpect runs its child on a PTY through ptyprocess: the same new session, whichever entry.
+  ['pexpect.spawn', 'py-pty'],
+  ['pexpect.spawnu', 'py-pty'],
+  ['pexpect.run', 'py-pty'],
+  ['pexpect.runu', 'py-pty'],
+  ['pexpect.pty_spawn.spawn', 'py-pty'],
 ]);
 const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_BREAKAWAY_FROM_JOB']);
 const lastPart = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -204,8 +211,10 @@ function integerValue(node: SyntaxNode): number | undefined {
 }
 
 /** Whether option `name` set to `value` puts the child in a new session or group. */
-function optionDetaches(name: string | undefined, value: SyntaxNode): boolean {
+function optionDetaches(name: string | undefined, value: SyntaxNode, heldFalse?: (name: string) => boolean): boolean {
   if (name === undefined) return false;
+  // `NEW_SESSION = False` then `start_new_session=NEW_SESSION`: a name every assignment of which keeps the group.
+  if (value.type === 'identifier' && heldFalse?.(value.text)) return false;
   if (SESSION_OPTIONS.has(name)) return !(value.type === 'false' || value.type === 'none' || integerValue(value) === 0);
   if (GROUP_OPTIONS.has(name)) return value.type !== 'none';
   return false;
@@ -324,7 +333,34 @@ function startsStatements(root: SyntaxNode, starts: number[]): boolean {
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
-const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+/** `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation). */
+const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))|\[[^\]\n]*\])[ \t]*(?:#[^\n]*)?$/gm;
+const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
+
+/** The strings assigned to names in the text (an f-string's fields read as values), by name. */
+function heldCommandText(text: string): Map<string, Array<{ offset: number; text: string }>> {
+  const held = new Map<string, Array<{ offset: number; text: string }>>();
+  for (const match of text.matchAll(HELD_COMMAND)) {
+    const name = match[1] as string;
+    const value = match[2] as string;
+    const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
+    for (const string of value.matchAll(HELD_STRING)) {
+      const prefix = string[1] as string;
+      let body = string[2] ?? string[3] ?? '';
+      if (/f/i.test(prefix)) body = body.replace(/\{[^{}]*\}/g, VALUE_MARK);
+      const list = held.get(name) ?? [];
+      list.push({ offset: valueAt + (string.index as number), text: body });
+      held.set(name, list);
+    }
+  }
+  return held;
+}
+
+/** `~X`: flags cleared, not set. */
+const isFlagClearing = (node: SyntaxNode | null | undefined): boolean => node?.type === 'unary_operator' && node.text.startsWith('~');
+/** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
+const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB/;
 /**
  * Text that every reportable shape holds within its own node: import statements (they change
@@ -335,7 +371,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BRE
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
 
@@ -364,7 +400,7 @@ function optionConstants(text: string): Map<string, string> {
 /** Assignment targets made only of names and dotted names: writing them is not a use. */
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
-const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess']);
+const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect']);
 
 /** Offsets of the uses of a local name (any occurrence as a whole word). */
 function usesOf(name: string, text: string): number[] {
@@ -429,6 +465,28 @@ class PythonFileAnalysis {
   private readonly enclosingCalls: Array<[number, number]> = [];
   /** Whether a bare identifier can be reported: a detaching name was imported, or a flag is named. */
   private identifiersMatter: boolean;
+  /** Names assigned creation flags with a detach bit (python-flags.ts), read when a flags value is met. */
+  private flagVariables: Map<string, number> | undefined;
+  /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
+  private heldCommands: Map<string, Array<{ offset: number; text: string }>> | undefined;
+  private readonly heldReported = new Set<number>();
+  private readonly heldFalseNames = new Map<string, boolean>();
+  /**
+   * Whether every assignment of `name` in the file (at least one) is `False`, `None` or `0`, and
+   * nothing else binds it (a parameter, a loop, an import, `as`, `:=`): read from the text, so
+   * whatever statements were parsed. By name, file-wide, as the rest of the analysis.
+   */
+  private readonly heldFalse = (name: string): boolean => {
+    let held = this.heldFalseNames.get(name);
+    if (held === undefined) {
+      // A match with nothing after `=` on its line is prose (a comment's text), never Python.
+      const assignments = [...this.text.matchAll(new RegExp(`(?<![\\w.])${name}[ \\t]*(?::[^=\\n]*)?(?:[-+*/|&^%@]|//|>>|<<|\\*\\*)?=(?!=)[ \\t]*([^\\n]*)`, 'g'))].filter((m) => m[1] !== '');
+      const otherBinding = new RegExp(`(?:\\b(?:for|as|import|global|nonlocal)[ \\t]+(?:[\\w, \\t]*,[ \\t]*)?${name}\\b|\\b${name}[ \\t]*:=|(?:\\bdef[ \\t]+\\w+[ \\t]*\\(|\\blambda\\b)[^:]*\\b${name}\\b)`);
+      held = assignments.length > 0 && assignments.every((m) => /^(?:False|None|0)[ \t]*(?:#.*|[,)].*)?$/.test(m[1] as string)) && !otherBinding.test(this.text);
+      this.heldFalseNames.set(name, held);
+    }
+    return held;
+  };
   /** Set when a watched local name is used in a statement the parser was not given. */
   leftOutUse = false;
   /** Names bound to an option's name (`KEY = "start_new_session"`). */
@@ -638,6 +696,9 @@ class PythonFileAnalysis {
         this.enterAssignment(cursor);
         return { children: CHILDREN_ASSIGNMENT, fields: 0, call: false };
       case 'attribute':
+        // `pexpect.spawn.__init__`, `os.setsid.__doc__`: a dotted name's dunder is introspection
+        // (a signature, a docstring), not a use; nothing else is inside a plain dotted name.
+        if (INTROSPECTION.test(this.textAt(cursor))) return { children: CHILDREN_NONE, fields: 0, call: false };
         this.enterAttribute(cursor);
         return { children: CHILDREN_OBJECT, fields: 0, call: false };
       case 'identifier':
@@ -723,7 +784,7 @@ class PythonFileAnalysis {
     const name = node.childForFieldName('name')?.text;
     const value = node.childForFieldName('value');
     if (!value) return;
-    if (optionDetaches(name, value)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
+    if (optionDetaches(name, value, this.heldFalse)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(value);
   }
 
@@ -751,7 +812,7 @@ class PythonFileAnalysis {
     const key = node.childForFieldName('key');
     const value = node.childForFieldName('value');
     const name = key ? this.keyValue(key) : undefined;
-    if (value && optionDetaches(name, value)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
+    if (value && optionDetaches(name, value, this.heldFalse)) this.report(node, 'py-new-session', `"${name}" option puts the child in its own session or group`);
     if (value && name === 'creationflags') this.checkFlagLiterals(value);
   }
 
@@ -763,7 +824,7 @@ class PythonFileAnalysis {
       const rule = DETACHING_NAMES.get(this.qualify(node) ?? '');
       const member = node.childForFieldName('attribute')?.text ?? '';
       if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
-      else if (WINDOWS_FLAGS.has(member)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
+      else if (WINDOWS_FLAGS.has(member) && !isFlagClearing(node.parent)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
     }
   }
 
@@ -773,10 +834,10 @@ class PythonFileAnalysis {
     const imported = this.names.get(name);
     const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
     if (rule) this.report(cursor.currentNode, rule, `\`${name}\` (${imported}) starts a new session or group`);
-    else if (WINDOWS_FLAGS.has(name)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
+    else if (WINDOWS_FLAGS.has(name) && !isFlagClearing(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
     // `from subprocess import DETACHED_PROCESS as DP`: the alias is the flag wherever it is used
     // (the import holds the flag's name, so identifiers are walked in such a file).
-    else if (imported && WINDOWS_FLAGS.has(lastPart(imported))) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
+    else if (imported && WINDOWS_FLAGS.has(lastPart(imported)) && !isFlagClearing(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
   }
 
   /** `kw["start_new_session"] = True` is checked here; the parts are walked by accepts(). */
@@ -800,7 +861,7 @@ class PythonFileAnalysis {
     if (left?.type !== 'subscript' || !right) return;
     const index = left.childForFieldName('subscript');
     const name = index ? this.keyValue(index) : undefined;
-    if (optionDetaches(name, right)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
+    if (optionDetaches(name, right, this.heldFalse)) this.report(node, 'py-new-session', `\`${left.text}\` set: the child gets its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(right);
   }
 
@@ -868,7 +929,7 @@ class PythonFileAnalysis {
     if (member === 'setdefault' && positional.length >= 2) {
       const [first, second] = positional as [SyntaxNode, SyntaxNode];
       const name = this.keyValue(first);
-      if (optionDetaches(name, second)) this.report(node, 'py-new-session', `\`setdefault("${name}", ...)\` gives the child its own session or group`);
+      if (optionDetaches(name, second, this.heldFalse)) this.report(node, 'py-new-session', `\`setdefault("${name}", ...)\` gives the child its own session or group`);
     }
     if (COMMAND_RUNNERS.test(qualified)) {
       for (const argument of positional) this.checkShellText(argument);
@@ -876,6 +937,10 @@ class PythonFileAnalysis {
   }
 
   private checkShellText(node: SyntaxNode): void {
+    if (node.type === 'identifier') {
+      this.checkHeldCommand(node.text);
+      return;
+    }
     if (node.type === 'list' || node.type === 'tuple') {
       const before = this.findings.length;
       for (const element of node.namedChildren) if (element) this.checkShellText(element);
@@ -885,6 +950,32 @@ class PythonFileAnalysis {
     const text = commandValue(node);
     const construct = text === undefined ? undefined : backgroundingIn(text);
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+  }
+
+  /**
+   * Command text held in a name (`CMD = "nohup server &"`, `script = 'worker &'` in a branch, a
+   * one-line list of strings): every such assignment of the name in the file, read from the text
+   * (so whatever statements were parsed), reported at its string, once.
+   */
+  private checkHeldCommand(name: string): void {
+    this.heldCommands ??= heldCommandText(this.text);
+    for (const held of this.heldCommands.get(name) ?? []) {
+      if (this.heldReported.has(held.offset)) continue;
+      const construct = backgroundingIn(held.text);
+      if (!construct) continue;
+      this.heldReported.add(held.offset);
+      const line = this.text.slice(0, held.offset).split('\n').length;
+      const column = held.offset - this.text.lastIndexOf('\n', held.offset - 1);
+      const call = this.enclosingCalls[this.enclosingCalls.length - 1];
+      this.findings.push({
+        rule: 'shell-background',
+        severity: 'error',
+        line,
+        column,
+        message: `shell command in \`${name}\` starts a background process (${construct}) that outlives its owner`,
+        spans: call ? [[line, line], call] : [[line, line]],
+      });
+    }
   }
 
   /** `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal arguments (up to the first one not known). */
@@ -899,10 +990,24 @@ class PythonFileAnalysis {
     if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }
 
-  /** Integer literals holding a detach bit, anywhere in a flags expression (`0x8 | X | ...`, however long). */
+  /**
+   * Integer literals holding a detach bit, anywhere in a flags expression (`0x8 | X | ...`, however
+   * long), and names assigned such integers elsewhere (`FLAGS = 0x8 | 0x200`, then
+   * `creationflags=FLAGS`). A part under `~` clears flags (`flags & ~0x8`): not walked.
+   */
   private checkFlagLiterals(root: SyntaxNode): void {
     const pending = [root];
     for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+      if (isFlagClearing(node)) continue;
+      // A flag's own name (`CREATE_BREAKAWAY_FROM_JOB = 0x01000000`) is reported as a name.
+      if ((node.type === 'identifier' || node.type === 'attribute') && !WINDOWS_FLAGS.has(lastPart(node.text))) {
+        this.flagVariables ??= flagVariables(this.text);
+        const line = this.flagVariables.get(node.text);
+        if (line !== undefined) {
+          this.report(node, 'py-windows-detach', `creation flags \`${node.text}\` hold a Windows detach flag (set on line ${line})`);
+          continue;
+        }
+      }
       const value = integerValue(node);
       if (value !== undefined && (value & WINDOWS_FLAG_BITS) !== 0) {
         this.report(node, 'py-windows-detach', `creation flag ${node.text} includes a Windows detach flag`);

@@ -63,8 +63,55 @@ const BACKGROUND_AMPERSAND = /&(?<=[^\s;&|({'"]\s*&)(?<![&>|<\\]&)(?![&>])(?=\s|
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
+/**
+ * What a quoted word is, by what stands before it in its command: the script of an inner shell
+ * (`sh -c '…'`, `bash -lc "…"`, `cmd /c "…"`, `powershell -Command "…"`, `eval '…'`, a command
+ * run over `ssh`), read as shell text in its turn; or data (`echo "Tom & Jerry"`, `sed 's/a/& b/'`,
+ * `git commit -m "about nohup"`), whose words and `&`s no shell runs.
+ */
+const INNER_SHELL_BEFORE = /(?:^|[\s;&|(])(?:-[A-Za-z]*c|\/[cCkK]|-(?:[Cc]ommand|[Ee]ncoded[Cc]ommand)|eval|exec)\s+$|(?:^|[\s;&|(])ssh\s[^;&|]*$/;
+const MAX_INNER_SHELLS = 4;
+/** Longest quoted stretch looked back over for INNER_SHELL_BEFORE: a command's head is short. */
+const HEAD_WINDOW = 200;
+
+/**
+ * `command` with the text of its quoted data words blanked (to `x`s, the quotes kept, so that
+ * `start "" /b` and the columns stay), and inner shells' scripts kept in their quotes (a quote
+ * still bounds a command: `-Command "& 'C:\tool.exe'"` is PowerShell's call operator), their own
+ * quoting read the same way. Single quotes hold no escapes; in double quotes a backslash
+ * escapes the next character. An unclosed quote leaves the rest as it is, and so does an inner
+ * script nested deeper than MAX_INNER_SHELLS (each level is read once more: nesting stays linear).
+ */
+export function withShellQuoting(command: string, depth = 0): string {
+  if (depth > MAX_INNER_SHELLS || !/["']/.test(command)) return command;
+  let out = '';
+  let i = 0;
+  while (i < command.length) {
+    const c = command[i] as string;
+    if (c === '\\') {
+      out += command.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (c !== '"' && c !== "'") {
+      out += c;
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < command.length && command[end] !== c) end += c === '"' && command[end] === '\\' ? 2 : 1;
+    if (end >= command.length) return out + command.slice(i); // unclosed: as it is
+    const inner = command.slice(i + 1, end);
+    const head = out.slice(Math.max(0, out.length - HEAD_WINDOW));
+    out += INNER_SHELL_BEFORE.test(head) ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`;
+    i = end + 1;
+  }
+  return out;
+}
+
 /** The backgrounding construct in `command`, or undefined. */
-export function backgroundingIn(command: string): string | undefined {
+export function backgroundingIn(text: string): string | undefined {
+  const command = withShellQuoting(text);
   for (const [pattern, name] of BACKGROUNDING) {
     if (pattern.test(command)) return name;
   }

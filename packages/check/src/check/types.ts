@@ -9,6 +9,7 @@ export type RuleId =
   | 'js-detached-spawn'
   | 'js-detached-literal'
   | 'js-unref-child'
+  | 'js-pty'
   | 'py-new-session'
   | 'py-os-detach'
   | 'py-pty'

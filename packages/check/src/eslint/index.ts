@@ -12,7 +12,7 @@ import { describeFailure } from '../check/config.js';
 import { textOnlyParser } from './text-parser.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
-const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'shell-background']);
+const REPORTED_RULES = new Set(['js-detached-spawn', 'js-detached-literal', 'js-unref-child', 'js-pty', 'shell-background']);
 
 // Structural types, so that this module compiles and loads without eslint installed.
 interface RuleContext {
