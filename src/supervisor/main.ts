@@ -8,7 +8,7 @@ import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } f
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpHandles, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { loadNative } from '../sys/native.js';
+import { loadNativeSync } from '../sys/native.js';
 import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
@@ -269,15 +269,16 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     heldChunkMs(),
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
-  // The native calls (pidfds: group handles) load after that, off the start-up path; groups
+  // The native calls (pidfds: group handles) load after that, off the start-up path, with
+  // require() on this thread (the one thread-pool thread may sit in the stdin read); groups
   // registered meanwhile get their handles then, while their leaders are still the recorded ones.
   setImmediate(() =>
     void warmUpTeardown(ownPgid)
       .catch(() => {})
       .then(warmUpDone)
-      .then(() => (teardown || !hasProcfs() ? false : loadNative()))
-      .then((loaded) => {
-        if (!loaded || teardown) return;
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        if (teardown || !hasProcfs() || !loadNativeSync()) return;
         warmUpHandles(ownPgid);
         registry.openHandles();
       })

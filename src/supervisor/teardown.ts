@@ -16,7 +16,7 @@ import {
 } from '../sys/processes.js';
 import { pauseSync, waitUntil } from '../sys/wait.js';
 import { GroupHandle, provesGroup } from '../sys/group-handle.js';
-import { loadNative, nativeLoaded } from '../sys/native.js';
+import { loadNativeSync, nativeLoaded } from '../sys/native.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -134,7 +134,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // A group held by a handle or witnesses (group-handle.ts) is proven by them, leader or not;
   // one with a working pidfd is signalled through it, so a number reused meanwhile is never hit.
   // Handles inherited at a restart need the native calls: loaded here if that has not happened yet.
-  if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) await loadNative();
+  if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) loadNativeSync();
   const handleOf = (pgid: number) => plan.handles?.get(pgid);
   const viaHandle = new Map<number, GroupHandle>();
   const proven: number[] = [];
