@@ -106,17 +106,22 @@ function dropHandle(pgid: number): void {
   handles.delete(pgid);
 }
 
+/** Groups whose witnesses one tick refreshes at most (a few reads each): a large set is covered over several ticks. */
+const WITNESS_REFRESHES_PER_TICK = 64;
+const witnessRing = new RoundRobin(handles);
+
 /** Keeps the witnesses of groups held without a pidfd fresh, on an unref'd timer, while any is. */
 function refreshWitnessesSoon(): void {
   if (witnessTimer || !hasProcfs()) return;
   witnessTimer = setInterval(() => {
-    let any = false;
-    for (const handle of handles.values()) {
-      if (!handle.needsRefresh()) continue;
-      any = true;
+    let refreshed = 0;
+    for (let looked = 0; looked < handles.size && refreshed < WITNESS_REFRESHES_PER_TICK; looked += 1) {
+      const handle = handles.get(witnessRing.take(1)[0]!);
+      if (!handle?.needsRefresh()) continue;
       handle.refreshWitnesses();
+      refreshed += 1;
     }
-    if (!any) {
+    if (refreshed === 0) {
       clearInterval(witnessTimer);
       witnessTimer = undefined;
     }
@@ -412,7 +417,8 @@ async function pruneThoroughly(): Promise<void> {
     if (proof === 'gone') forget(pgid);
     else if (proof === 'unproven') unproven.set(pgid, startTime);
     else if (!isProcessAlive(pgid, startTime)) leaderless.set(pgid, startTime);
-    handles.get(pgid)?.refreshWitnesses();
+    const handle = handles.get(pgid);
+    if (handle?.needsRefresh()) handle.refreshWitnesses();
   }
   if (leaderless.size > 0) {
     for (const [pgid, live] of await liveMemberCountsInSlices(new Set(leaderless.keys()))) {

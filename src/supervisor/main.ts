@@ -8,6 +8,7 @@ import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } f
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpHandles, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
+import { kernelMayHaveGroupHandles } from '../sys/group-handle.js';
 import { loadNativeSync } from '../sys/native.js';
 import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
@@ -278,7 +279,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       .then(warmUpDone)
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(() => {
-        if (teardown || !hasProcfs() || !loadNativeSync()) return;
+        // Loaded only where group handles can work (Linux 6.9+, not switched off): elsewhere the
+        // witnesses do without native calls, and the supervisor keeps its memory.
+        if (teardown || !hasProcfs() || !kernelMayHaveGroupHandles() || !loadNativeSync()) return;
         warmUpHandles(ownPgid);
         registry.openHandles();
       })

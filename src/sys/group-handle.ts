@@ -13,8 +13,8 @@
 // Shared by the death supervisor (standard library only until it loads the native calls, after
 // start-up), the owner library and leash run.
 import { readFileSync, readlinkSync } from 'node:fs';
-import { constants } from 'node:os';
-import { closeFd, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
+import { constants, release } from 'node:os';
+import { closeFd, GROUP_HANDLES_VARIABLE, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
 import { hasProcfs, isDeadState, readChildren, readProcStat } from './procfs.js';
 import { signalGroup, type SignalOutcome } from './processes.js';
 
@@ -41,6 +41,19 @@ export type GroupProof = 'handle' | 'leader' | 'witness' | 'number' | 'unproven'
 /** Whether a proof allows signalling the group as a whole. */
 export function provesGroup(proof: GroupProof): boolean {
   return proof === 'handle' || proof === 'leader' || proof === 'witness' || proof === 'number';
+}
+
+/**
+ * Whether group handles can work here at all, before any native call is loaded: Linux 6.9 or
+ * later (os.release()) and not switched off. A process that would load koffi only for them (the
+ * death supervisor: about 1.4 MB of private memory) skips it where they cannot work.
+ */
+export function kernelMayHaveGroupHandles(): boolean {
+  if (process.platform !== 'linux' || process.env[GROUP_HANDLES_VARIABLE] === 'off') return false;
+  const version = /^([0-9]+)\.([0-9]+)/.exec(release());
+  if (!version) return true; // unreadable: let the probe decide
+  const major = Number(version[1]);
+  return major > 6 || (major === 6 && Number(version[2]) >= 9);
 }
 
 let probedSupport: boolean | undefined;
