@@ -16,7 +16,7 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import { constants, release } from 'node:os';
 import { closeFd, GROUP_HANDLES_VARIABLE, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
 import { hasProcfs, isDeadState, readChildren, readProcStat } from './procfs.js';
-import { signalGroup, type SignalOutcome } from './processes.js';
+import { liveMemberCounts, signalGroup, type SignalOutcome } from './processes.js';
 
 /** One process by identity. */
 export interface Witness {
@@ -243,6 +243,17 @@ export class GroupHandle {
       if (found && !found.dead) return 'live';
     }
     return 'scan';
+  }
+
+  /**
+   * Whether nothing of the group runs code any more (zombies count as gone); 'unproven' when
+   * nothing tells whose the number is. A group proven but with only zombies known costs one scan
+   * of /proc (quickEmptiness first, where that matters).
+   */
+  isEmpty(): boolean | 'unproven' {
+    const quick = this.quickEmptiness();
+    if (quick === 'scan') return (liveMemberCounts([this.pgid]).get(this.pgid) ?? 0) === 0;
+    return quick === 'unproven' ? quick : quick === 'empty';
   }
 
   /**
