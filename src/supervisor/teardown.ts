@@ -137,6 +137,9 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) loadNativeSync();
   const handleOf = (pgid: number) => plan.handles?.get(pgid);
   const viaHandle = new Map<number, GroupHandle>();
+  // Proven groups whose leader is gone are never stopped: the watchdog, should this process die
+  // between freeze and thaw, ends a group by number only with its leader, and would leave them stopped.
+  const unfrozen = new Set<number>();
   const proven: number[] = [];
   const leaderless = new Set<number>();
   for (const [pgid, startTime] of plan.groups) {
@@ -153,6 +156,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     if (provesGroup(proof)) {
       proven.push(pgid);
       if (proof === 'handle') viaHandle.set(pgid, handle);
+      if (proof === 'witness' || (proof === 'handle' && readProcStat(pgid)?.startTime !== startTime)) unfrozen.add(pgid);
     } else if (proof === 'unproven') leaderless.add(pgid);
     else if (startTime !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
   }
@@ -166,7 +170,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // The watchdog learns what is about to be stopped before it is (one write for every group).
   // A list the pipe could not take whole (tens of thousands of groups) covers no freeze: the
   // groups are then ended without one (TERM at once, no walk for escapees).
-  if (watchdog && !watchdog.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]))) {
+  if (watchdog && !watchdog.holdGroups(proven.filter((pgid) => !unfrozen.has(pgid)).map((pgid) => [pgid, plan.groups.get(pgid)]))) {
     freeze = false;
     plan.notify?.(`the watchdog could not take the list of ${proven.length} groups: they are ended without the freeze (escapees that left them are not looked for)`);
   }
@@ -174,7 +178,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // list, a supervisor's normal exit would have it SIGKILL them all without a grace.
   try {
     const ours: number[] = [];
-    for (const pgid of proven) if (signalOurs(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
+    for (const pgid of proven) if (signalOurs(pgid, freeze && !unfrozen.has(pgid) ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
     const groups = new Set(ours);
 
     const strays = new Map<number, ProcessMark>();
@@ -214,7 +218,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       const stopped: ProcessMark[] = [];
       let walk: FrozenWalk | undefined;
       try {
-        walk = walkFrozenGroups(groups, {
+        walk = walkFrozenGroups(unfrozen.size === 0 ? groups : new Set([...groups].filter((pgid) => !unfrozen.has(pgid))), {
           stopEscapees: true,
           spare,
           onMember: (stat) => {

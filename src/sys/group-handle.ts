@@ -15,7 +15,7 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { constants, release } from 'node:os';
 import { closeFd, GROUP_HANDLES_VARIABLE, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
-import { hasProcfs, isDeadState, readChildren, readProcStat } from './procfs.js';
+import { hasProcfs, isDeadState, readChildrenOfThreads, readProcStat, readProcStatWithThreads } from './procfs.js';
 import { liveMemberCounts, signalGroup, type SignalOutcome } from './processes.js';
 
 /** One process by identity. */
@@ -268,9 +268,10 @@ export class GroupHandle {
     if (this.leaderStartTime !== 0) parents.unshift({ pid: this.pgid, startTime: this.leaderStartTime });
     for (const parent of parents) {
       if (this.witnessList.length >= MAX_WITNESSES) return;
-      const before = statInGroup(parent, this.pgid);
-      if (!before || before.dead) continue;
-      const children = readChildren(parent.pid) ?? [];
+      // One read gives identity, state and thread count (a single-threaded parent has one children file).
+      const before = readProcStatWithThreads(parent.pid);
+      if (!before || before.startTime !== parent.startTime || before.pgid !== this.pgid || isDeadState(before.state)) continue;
+      const children = readChildrenOfThreads(parent.pid, before.threads) ?? [];
       // Read while the parent still held the number: checked again after the read.
       if (!statInGroup(parent, this.pgid)) continue;
       const found: Witness[] = [];
