@@ -137,9 +137,11 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) loadNativeSync();
   const handleOf = (pgid: number) => plan.handles?.get(pgid);
   const viaHandle = new Map<number, GroupHandle>();
-  // Proven groups whose leader is gone are never stopped: the watchdog, should this process die
-  // between freeze and thaw, ends a group by number only with its leader, and would leave them stopped.
-  const unfrozen = new Set<number>();
+  // Proven groups whose leader is gone are frozen and walked too (their escapees are found the same
+  // way); the watchdog ends a group by number only with its leader, so for those it holds their
+  // witnesses by identity: a supervisor killed in the walk's millisecond leaves the other members
+  // of such a group stopped (docs/supervisor.md).
+  const leaderGone = new Set<number>();
   const proven: number[] = [];
   const leaderless = new Set<number>();
   for (const [pgid, startTime] of plan.groups) {
@@ -156,7 +158,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     if (provesGroup(proof)) {
       proven.push(pgid);
       if (proof === 'handle') viaHandle.set(pgid, handle);
-      if (proof === 'witness' || (proof === 'handle' && readProcStat(pgid)?.startTime !== startTime)) unfrozen.add(pgid);
+      if (proof === 'witness' || (proof === 'handle' && readProcStat(pgid)?.startTime !== startTime)) leaderGone.add(pgid);
     } else if (proof === 'unproven') leaderless.add(pgid);
     else if (startTime !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
   }
@@ -170,7 +172,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // The watchdog learns what is about to be stopped before it is (one write for every group).
   // A list the pipe could not take whole (tens of thousands of groups) covers no freeze: the
   // groups are then ended without one (TERM at once, no walk for escapees).
-  if (watchdog && !watchdog.holdGroups(proven.filter((pgid) => !unfrozen.has(pgid)).map((pgid) => [pgid, plan.groups.get(pgid)]))) {
+  if (watchdog && (!watchdog.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)])) || !watchdog.holdProcesses([...leaderGone].flatMap((pgid) => handleOf(pgid)?.witnesses ?? [])))) {
     freeze = false;
     plan.notify?.(`the watchdog could not take the list of ${proven.length} groups: they are ended without the freeze (escapees that left them are not looked for)`);
   }
@@ -178,7 +180,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // list, a supervisor's normal exit would have it SIGKILL them all without a grace.
   try {
     const ours: number[] = [];
-    for (const pgid of proven) if (signalOurs(pgid, freeze && !unfrozen.has(pgid) ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
+    for (const pgid of proven) if (signalOurs(pgid, freeze ? 'SIGSTOP' : 'SIGTERM') === 'sent') ours.push(pgid);
     const groups = new Set(ours);
 
     const strays = new Map<number, ProcessMark>();
@@ -218,7 +220,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       const stopped: ProcessMark[] = [];
       let walk: FrozenWalk | undefined;
       try {
-        walk = walkFrozenGroups(unfrozen.size === 0 ? groups : new Set([...groups].filter((pgid) => !unfrozen.has(pgid))), {
+        walk = walkFrozenGroups(groups, {
           stopEscapees: true,
           spare,
           onMember: (stat) => {
