@@ -38,6 +38,8 @@ import { RoundRobin } from './round-robin.js';
 import type { EscapeeHandling, Launch, OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 import { hasProcfs, isDeadState, readProcStat, type ProcStat } from '../sys/procfs.js';
+import { GroupHandle, MAX_WITNESSES, provesGroup, type GroupProof, type Witness } from '../sys/group-handle.js';
+import { loadNative } from '../sys/native.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
 const owned = new Map<number, number | undefined>();
@@ -58,6 +60,107 @@ const disowned = new Map<number, number | undefined>();
 const MAX_DISOWNED = 4096;
 let link: SupervisorLink | undefined;
 let ownerToken: string | undefined;
+
+/**
+ * pgid -> the owned group held by identity (group-handle.ts): the leader's pidfd where group
+ * handles work (the native calls load once, at the first registration, off the caller's path), its
+ * witnesses elsewhere. Signals, emptiness and the prune go through it; a replacement supervisor
+ * inherits the pidfds and is told the witnesses, never "whoever is in the group now".
+ */
+const handles = new Map<number, GroupHandle>();
+let nativeRequested = false;
+/** Handles handed to a replacement supervisor at most (the rest go with their witnesses only). */
+const MAX_INHERITED_HANDLES = 1024;
+/** How often the witnesses of groups held without a pidfd are refreshed (a few reads each). */
+const WITNESS_REFRESH_MS = 500;
+let witnessTimer: NodeJS.Timeout | undefined;
+
+function requestNative(): void {
+  if (nativeRequested || !hasProcfs()) return;
+  nativeRequested = true;
+  void loadNative()
+    .then((loaded) => {
+      // Groups taken meanwhile get their pidfds now, while their leaders are the recorded ones.
+      if (loaded) for (const handle of handles.values()) handle.openHandle();
+    })
+    .catch(() => {});
+}
+
+/** Holds group `pgid` by identity (its leader started at `startTime`). */
+function holdGroup(pgid: number, startTime: number | undefined): GroupHandle {
+  requestNative();
+  const previous = handles.get(pgid);
+  if (previous && previous.leaderStartTime === startTime) {
+    if (!previous.openHandle()) previous.refreshWitnesses();
+    return previous;
+  }
+  previous?.close();
+  const handle = GroupHandle.take(pgid, startTime);
+  handles.set(pgid, handle);
+  if (handle.needsRefresh()) refreshWitnessesSoon();
+  return handle;
+}
+
+function dropHandle(pgid: number): void {
+  handles.get(pgid)?.close();
+  handles.delete(pgid);
+}
+
+/** Groups whose witnesses one tick refreshes at most (a few reads each): a large set is covered over several ticks. */
+const WITNESS_REFRESHES_PER_TICK = 64;
+const witnessRing = new RoundRobin(handles);
+
+/** Keeps the witnesses of groups held without a pidfd fresh, on an unref'd timer, while any is. */
+function refreshWitnessesSoon(): void {
+  if (witnessTimer || !hasProcfs()) return;
+  witnessTimer = setInterval(() => {
+    let refreshed = 0;
+    for (let looked = 0; looked < handles.size && refreshed < WITNESS_REFRESHES_PER_TICK; looked += 1) {
+      const handle = handles.get(witnessRing.take(1)[0]!);
+      if (!handle?.needsRefresh()) continue;
+      handle.refreshWitnesses();
+      refreshed += 1;
+    }
+    if (refreshed === 0) {
+      clearInterval(witnessTimer);
+      witnessTimer = undefined;
+    }
+  }, WITNESS_REFRESH_MS);
+  witnessTimer.unref();
+}
+
+/** What proves an owned group now: its handle, else its leader as recorded (no handle: a group not yet identified). */
+function proveOwned(pgid: number): GroupProof {
+  const handle = handles.get(pgid);
+  if (handle) return handle.prove();
+  const identity = proveLeader(pgid, owned.get(pgid), probeGroup);
+  return identity === 'stale' ? 'gone' : identity === 'leaderless' ? 'unproven' : identity;
+}
+
+/** Signals an owned group proven by proveOwned: through its pidfd where held, else by number. */
+function signalOwned(pgid: number, signal: NodeJS.Signals): 'sent' | 'gone' | 'denied' {
+  const handle = handles.get(pgid);
+  if (!handle) return signalGroup(pgid, signal);
+  const outcome = handle.signal(signal);
+  return outcome === 'unproven' ? 'gone' : outcome;
+}
+
+/** The lines that tell a supervisor what holds a group, beyond its registration: its pidfd (as an inherited slot) and witnesses. */
+function identityLines(pgid: number, inherit?: (fd: number) => number | undefined): ControlCommand[] {
+  const handle = handles.get(pgid);
+  const lines: ControlCommand[] = [];
+  const fd = handle?.hasHandle() ? handle.descriptor : undefined;
+  const slot = fd === undefined ? undefined : inherit?.(fd);
+  if (slot !== undefined) lines.push({ verb: 'handle', pgid, fd: slot });
+  const witnesses: Witness[] = [...(handle?.witnesses ?? []), ...(ownedMembers.get(pgid) ?? [])];
+  const seen = new Set<number>();
+  for (const witness of witnesses) {
+    if (seen.size >= MAX_WITNESSES || seen.has(witness.pid)) continue;
+    seen.add(witness.pid);
+    lines.push({ verb: 'witness', pgid, pid: witness.pid, startTime: witness.startTime });
+  }
+  return lines;
+}
 
 /** The token every owned child carries in LEASH_OWNER_TOKEN; one per owner process. */
 export function ownerTokenValue(): string {
@@ -83,13 +186,23 @@ function supervisor(): SupervisorLink {
   link ??= new SupervisorLink({
     ownerToken: ownerTokenValue(),
     graceMs: supervisorGraceMs(),
-    replay: () => {
+    replay: (inherit) => {
       // Groups spawned this turn are identified now and go with the replay.
       identifyUnwritten();
-      return [
-        ...[...owned].map(([pgid, startTime]) => ({ verb: 'register' as const, pgid, startTime })),
-        ...[...disowned].map(([pgid, startTime]) => ({ verb: 'disown' as const, pgid, startTime })),
-      ];
+      // A group named by its identity, never by who is in it now: `recall` records nobody, and
+      // its pidfd (inherited) or its witnesses follow. By number alone where nothing can be told.
+      let slots = 0;
+      const inheritSome = (fd: number) => (slots < MAX_INHERITED_HANDLES ? ((slots += 1), inherit(fd)) : undefined);
+      const lines: ControlCommand[] = [];
+      for (const [pgid, startTime] of owned) {
+        if (startTime === undefined) {
+          lines.push({ verb: 'register', pgid });
+          continue;
+        }
+        lines.push({ verb: 'recall', pgid, startTime }, ...identityLines(pgid, inheritSome));
+      }
+      for (const [pgid, startTime] of disowned) lines.push({ verb: 'disown', pgid, startTime });
+      return lines;
     },
     needed: () => owned.size > 0 || strays !== 'none',
   });
@@ -195,11 +308,13 @@ function track(pgid: number, startTime: number | undefined): void {
 function register(pgid: number, startTime: number | undefined): void {
   unwritten.delete(pgid);
   track(pgid, startTime);
+  holdGroup(pgid, startTime);
   supervisor().send({ verb: 'register', pgid, startTime });
 }
 
 function forget(pgid: number): void {
   ownedMembers.delete(pgid);
+  dropHandle(pgid);
   if (!owned.delete(pgid)) return;
   // Never written: the supervisor has nothing to forget.
   if (unwritten.delete(pgid)) {
@@ -248,6 +363,8 @@ function identifyUnwritten(): ControlCommand[] {
     if (!owned.has(pgid)) continue;
     const startTime = groupLeaderIdentity(pgid);
     owned.set(pgid, startTime);
+    // The leader cannot have been reaped yet (libuv reaps from the event loop): its pidfd is exact.
+    holdGroup(pgid, startTime);
     commands.push({ verb: 'register', pgid, startTime });
   }
   unwritten.clear();
@@ -294,12 +411,14 @@ async function pruneThoroughly(): Promise<void> {
       continue;
     }
     if (probe !== 'sent') continue;
-    // A recycled number is not our group, however alive it is; without its leader, only its
-    // proven members keep it.
-    const identity = proveLeader(pgid, startTime, probeGroup);
-    if (identity === 'stale' || identity === 'gone') forget(pgid);
-    else if (identity === 'leaderless') unproven.set(pgid, startTime);
+    // A recycled number is not our group, however alive it is; without its leader, its handle or
+    // a witness keeps it while it has live members, else only its proven members do.
+    const proof = proveOwned(pgid);
+    if (proof === 'gone') forget(pgid);
+    else if (proof === 'unproven') unproven.set(pgid, startTime);
     else if (!isProcessAlive(pgid, startTime)) leaderless.set(pgid, startTime);
+    const handle = handles.get(pgid);
+    if (handle?.needsRefresh()) handle.refreshWitnesses();
   }
   if (leaderless.size > 0) {
     for (const [pgid, live] of await liveMemberCountsInSlices(new Set(leaderless.keys()))) {
@@ -386,7 +505,11 @@ function ownProcessGroup(pgid: number): boolean {
   const startTime = groupLeaderIdentity(pgid);
   register(pgid, startTime);
   // Owned without its leader: its members now are what proves it later (the supervisor records its own).
-  if (startTime === LEADER_ALREADY_GONE) ownedMembers.set(pgid, (recordGroupMembers(new Set([pgid])).get(pgid) ?? []).slice(0, MAX_RECORDED_MEMBERS));
+  if (startTime === LEADER_ALREADY_GONE) {
+    const members = (recordGroupMembers(new Set([pgid])).get(pgid) ?? []).slice(0, MAX_RECORDED_MEMBERS);
+    ownedMembers.set(pgid, members);
+    handles.get(pgid)?.addWitnesses(members);
+  }
   return true;
 }
 
@@ -409,7 +532,17 @@ function recordMembersSoon(pgid: number, startTime: number | undefined): void {
         toRecord.clear();
         const found = recordGroupMembers(new Set(groups.keys()), stats);
         for (const [group, start] of groups) {
-          if (owned.has(group) && owned.get(group) === start) ownedMembers.set(group, (found.get(group) ?? []).slice(0, MAX_RECORDED_MEMBERS));
+          if (!owned.has(group) || owned.get(group) !== start) continue;
+          // Read while the group was still the one held (its pidfd reaches it after the scan: it
+          // never emptied, so its number named no one else): then they are its members.
+          const handle = handles.get(group);
+          if (handle?.hasHandle() && handle.prove() === 'gone') continue;
+          const members = (found.get(group) ?? []).slice(0, MAX_RECORDED_MEMBERS);
+          ownedMembers.set(group, members);
+          handle?.addWitnesses(members);
+          // The supervisor may have missed them (the leader gone before it looked, a scrubbed
+          // environment): it is told, so they die at our death.
+          for (const line of identityLines(group)) link?.notify(line);
         }
       })
       .catch(() => toRecord.clear()); // the prune looks again
@@ -459,6 +592,7 @@ function releaseProcessGroup(pgid: number): boolean {
   flushRegistrations();
   const startTime = owned.get(pgid);
   owned.delete(pgid);
+  dropHandle(pgid);
   disowned.delete(pgid);
   disowned.set(pgid, startTime);
   if (disowned.size > MAX_DISOWNED) disowned.delete(disowned.keys().next().value as number);
@@ -512,16 +646,18 @@ async function terminateOwned(pgid: number, graceMs: number, handling: EscapeeHa
   // longer descends from the group.
   const escapees = distinctMarks([...handling.earlier, ...(handling.find ? await escapeesOfOwnedGroup(pgid) : [])]);
   let result: TerminateResult;
-  let identity: ReturnType<typeof proveLeader> | undefined;
+  let proof: GroupProof | undefined;
+  // Members the leader has now are witnesses: should the TERM end the leader first, they still prove the group.
+  handles.get(pgid)?.refreshWitnesses();
   if (!owned.has(pgid)) {
     result = { pgid, owned: false, escalated: false, empty: signalGroup(pgid, 0) === 'gone' };
     // Let go of on purpose meanwhile: what escaped it goes with it, into its own life.
     if (isSpared(pgid, disowned)) return result;
-  } else if ((identity = proveLeader(pgid, owned.get(pgid), probeGroup)) === 'stale' || identity === 'gone') {
+  } else if ((proof = proveOwned(pgid)) === 'gone') {
     // Gone, or its number now names someone else's group: either way nothing of ours is left.
     forget(pgid);
     result = { pgid, owned: true, escalated: false, empty: true };
-  } else if (identity === 'leaderless') {
+  } else if (proof === 'unproven') {
     // Its number proves nothing now: only its proven members are ended, one by one.
     const proof = await proveOwnedGroup(pgid);
     if (proof.proven.length === 0) {
@@ -550,18 +686,19 @@ async function endGroup(pgid: number, graceMs: number, found: readonly EscapeeMa
   let escalated = false;
   let empty = false;
   try {
-    signalGroup(pgid, 'SIGTERM');
+    signalOwned(pgid, 'SIGTERM');
     const escapees = signalMarks(found, 'SIGTERM');
     const deadline = performance.now() + graceMs;
     empty = await waitForGroupEmpty(pgid, graceMs);
     const escapeesGone = await waitForMarksGone(escapees, deadline - performance.now());
     let members: ProcessIdentityMark[] = [];
     if (!empty) {
-      // Proven again: the leader may have exited on the TERM, leaving members behind.
-      const identity = proveLeader(pgid, startTime, probeGroup);
-      if (identity === 'leader' || identity === 'number') {
-        escalated = signalGroup(pgid, 'SIGKILL') === 'sent';
-      } else if (identity === 'leaderless') {
+      // Proven again: the leader may have exited on the TERM, leaving members behind (its handle
+      // or a witness still proves the group then).
+      const proof = owned.get(pgid) === startTime ? proveOwned(pgid) : 'gone';
+      if (provesGroup(proof)) {
+        escalated = signalOwned(pgid, 'SIGKILL') === 'sent';
+      } else if (proof === 'unproven') {
         const proof = await proveOwnedGroup(pgid);
         members = signalProven(proof.proven, 'SIGKILL', signalIfSame);
         escalated = members.length > 0;
@@ -680,9 +817,9 @@ function waitForMarksGone(marks: readonly ProcessIdentityMark[], budgetMs: numbe
  * members are none of them provably ours (a stranger has the number) is empty of ours, and dropped.
  */
 function ownedGroupIsEmptyNow(pgid: number): boolean {
-  const identity = owned.has(pgid) ? proveLeader(pgid, owned.get(pgid), probeGroup) : 'number';
-  if (identity === 'leader' || identity === 'number') return liveGroups([pgid]).size === 0;
-  if (identity === 'leaderless') {
+  const proof = owned.has(pgid) ? proveOwned(pgid) : 'number';
+  if (provesGroup(proof)) return liveGroups([pgid]).size === 0;
+  if (proof === 'unproven') {
     const pgids = new Set([pgid]);
     const proof = proveMembers(pgids, ownedEvidence(pgids)).get(pgid) ?? { proven: [], unproven: 0 };
     if (proof.proven.length > 0) return false;
@@ -695,9 +832,9 @@ function ownedGroupIsEmptyNow(pgid: number): boolean {
 
 /** ownedGroupIsEmptyNow without holding the event loop: a leaderless group waits for a shared sliced scan. */
 async function ownedGroupIsEmptySoon(pgid: number): Promise<boolean> {
-  const identity = owned.has(pgid) ? proveLeader(pgid, owned.get(pgid), probeGroup) : 'number';
-  if (identity === 'leader' || identity === 'number') return isGroupEmptyInSlices(pgid);
-  if (identity === 'leaderless') {
+  const proof = owned.has(pgid) ? proveOwned(pgid) : 'number';
+  if (provesGroup(proof)) return isGroupEmptyInSlices(pgid);
+  if (proof === 'unproven') {
     const proof = await proveOwnedGroup(pgid);
     if (proof.proven.length > 0) return false;
     if (owned.has(pgid)) dropUnproven(pgid, proof);

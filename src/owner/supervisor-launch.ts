@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PARENT_DEATH_SIGNAL } from '../supervisor/protocol.js';
+import { GROUP_HANDLES_VARIABLE } from '../sys/native.js';
 import { parentDeathLauncher } from '../sys/parent-death.js';
 
 /** What the launch decision depends on: the owner's runtime, its environment and what exists on disk. */
@@ -83,7 +84,10 @@ export function supervisorFile(facts: LaunchFacts): { path: string; note?: strin
  * the one read it keeps in flight.
  */
 function baseEnvironment(facts: LaunchFacts): Record<string, string> {
-  return { PATH: facts.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: '1' };
+  const env: Record<string, string> = { PATH: facts.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: '1' };
+  // The switch that forces the witness fallback (group-handle.ts) holds for the supervisor too.
+  if (facts.env[GROUP_HANDLES_VARIABLE] === 'off') env[GROUP_HANDLES_VARIABLE] = 'off';
+  return env;
 }
 
 /** Decides how to start the supervisor; never throws. */

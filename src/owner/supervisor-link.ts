@@ -24,8 +24,12 @@ const MAX_RETRY_DELAY_MS = 5 * 60_000;
 export interface LinkConfig {
   ownerToken: string;
   graceMs: number;
-  /** What to replay into a fresh supervisor, from the owner's record of truth. */
-  replay: () => ControlCommand[];
+  /**
+   * What to replay into a fresh supervisor, from the owner's record of truth. `inherit(fd)` hands
+   * one of the owner's descriptors (a group's pidfd) to the supervisor at its spawn and returns
+   * the number it has there, for a `handle` line.
+   */
+  replay: (inherit: (fd: number) => number) => ControlCommand[];
   /** Whether a supervisor is needed at all (something to guard): if not, a dead one is not replaced. */
   needed: () => boolean;
 }
@@ -176,6 +180,15 @@ export class SupervisorLink {
       this.launchFailed(undefined);
       return;
     }
+    // The replay is made before the spawn: the pidfds it hands over are extra stdio slots (3, 4, ...).
+    const inherited: number[] = [];
+    const replay = this.config
+      .replay((fd) => {
+        inherited.push(fd);
+        return 2 + inherited.length;
+      })
+      .map(formatControlLine)
+      .join('');
     const [command, ...args] = launch;
     args.push(
       '--parent-pgid',
@@ -191,7 +204,8 @@ export class SupervisorLink {
         // Its own session: a signal to the owner's group must not reach it.
         detached: true,
         // stdin is the control pipe; Node opens it close-on-exec, so no other child inherits it.
-        stdio: ['pipe', 'ignore', 'inherit'],
+        // The groups' pidfds follow, each in the slot its `handle` line names.
+        stdio: ['pipe', 'ignore', 'inherit', ...inherited],
         env: supervisorEnvironment(),
       });
     } catch (error) {
@@ -223,7 +237,6 @@ export class SupervisorLink {
       if (child.pid !== undefined) this.lost(child, code);
     });
 
-    const replay = this.config.replay().map(formatControlLine).join('');
     if (replay) this.write(child, replay);
   }
 

@@ -8,7 +8,8 @@ import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } f
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpHandles, warmUpTeardown } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { loadNative } from '../sys/native.js';
+import { kernelMayHaveGroupHandles } from '../sys/group-handle.js';
+import { loadNativeSync } from '../sys/native.js';
 import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
 import { openStderrWriter } from '../sys/safe-output.js';
@@ -17,8 +18,10 @@ import { holdCatchableSignals } from '../sys/stray-signals.js';
 export const SUPERVISOR_USAGE =
   'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]';
 
-/** How often the witnesses of groups held without a pidfd are refreshed. */
+/** How often the witnesses of groups held without a pidfd are refreshed: every 250 ms for 3 s after a registration, then every 2 s. */
 const WITNESS_REFRESH_MS = 250;
+const WITNESS_FAST_REFRESH_FOR_MS = 3000;
+const WITNESS_SLOW_REFRESH_TICKS = 8;
 /** How many disowned groups the sweep remembers to spare (oldest forgotten first). */
 const MAX_DISOWNED = 4096;
 /** Restarts of a watchdog shell that died while it guarded, and the pause before each. */
@@ -129,9 +132,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   let released = false;
 
   // Witnesses of the groups held without a working pidfd, kept fresh off every line's path: a
-  // few reads per group per tick (group-handle.ts), stopped at the teardown.
+  // few reads per group per tick (group-handle.ts), stopped at the teardown. Every tick for a few
+  // seconds after a registration (when a wrapper forks its server and exits), then every 8th: each
+  // refresh leaves garbage, and the young generation it fills is private memory.
   let refreshTimer: NodeJS.Timeout | undefined;
+  let fastRefreshUntil = 0;
+  let ticks = 0;
   const refreshWitnessesSoon = () => {
+    fastRefreshUntil = performance.now() + WITNESS_FAST_REFRESH_FOR_MS;
     if (refreshTimer || !hasProcfs()) return;
     refreshTimer = setInterval(() => {
       if (teardown || !registry.needsRefresh()) {
@@ -139,7 +147,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         refreshTimer = undefined;
         return;
       }
-      registry.refreshSome();
+      ticks += 1;
+      if (performance.now() < fastRefreshUntil || ticks % WITNESS_SLOW_REFRESH_TICKS === 0) registry.refreshSome();
     }, WITNESS_REFRESH_MS);
     refreshTimer.unref();
   };
@@ -269,15 +278,18 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     heldChunkMs(),
   );
   // Once the read is armed, off the path from EOF to the first SIGTERM.
-  // The native calls (pidfds: group handles) load after that, off the start-up path; groups
+  // The native calls (pidfds: group handles) load after that, off the start-up path, with
+  // require() on this thread (the one thread-pool thread may sit in the stdin read); groups
   // registered meanwhile get their handles then, while their leaders are still the recorded ones.
   setImmediate(() =>
     void warmUpTeardown(ownPgid)
       .catch(() => {})
       .then(warmUpDone)
-      .then(() => (teardown || !hasProcfs() ? false : loadNative()))
-      .then((loaded) => {
-        if (!loaded || teardown) return;
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        // Loaded only where group handles can work (Linux 6.9+, not switched off): elsewhere the
+        // witnesses do without native calls, and the supervisor keeps its memory.
+        if (teardown || !hasProcfs() || !kernelMayHaveGroupHandles() || !loadNativeSync()) return;
         warmUpHandles(ownPgid);
         registry.openHandles();
       })

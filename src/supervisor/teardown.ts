@@ -16,7 +16,7 @@ import {
 } from '../sys/processes.js';
 import { pauseSync, waitUntil } from '../sys/wait.js';
 import { GroupHandle, provesGroup } from '../sys/group-handle.js';
-import { loadNative, nativeLoaded } from '../sys/native.js';
+import { loadNativeSync, nativeLoaded } from '../sys/native.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -134,9 +134,14 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // A group held by a handle or witnesses (group-handle.ts) is proven by them, leader or not;
   // one with a working pidfd is signalled through it, so a number reused meanwhile is never hit.
   // Handles inherited at a restart need the native calls: loaded here if that has not happened yet.
-  if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) await loadNative();
+  if (!nativeLoaded() && [...(plan.handles?.values() ?? [])].some((handle) => handle.descriptor !== undefined)) loadNativeSync();
   const handleOf = (pgid: number) => plan.handles?.get(pgid);
   const viaHandle = new Map<number, GroupHandle>();
+  // Proven groups whose leader is gone are frozen and walked too (their escapees are found the same
+  // way); the watchdog ends a group by number only with its leader, so for those it holds their
+  // witnesses by identity: a supervisor killed in the walk's millisecond leaves the other members
+  // of such a group stopped (docs/supervisor.md).
+  const leaderGone = new Set<number>();
   const proven: number[] = [];
   const leaderless = new Set<number>();
   for (const [pgid, startTime] of plan.groups) {
@@ -153,6 +158,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     if (provesGroup(proof)) {
       proven.push(pgid);
       if (proof === 'handle') viaHandle.set(pgid, handle);
+      if (proof === 'witness' || (proof === 'handle' && readProcStat(pgid)?.startTime !== startTime)) leaderGone.add(pgid);
     } else if (proof === 'unproven') leaderless.add(pgid);
     else if (startTime !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
   }
@@ -166,7 +172,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // The watchdog learns what is about to be stopped before it is (one write for every group).
   // A list the pipe could not take whole (tens of thousands of groups) covers no freeze: the
   // groups are then ended without one (TERM at once, no walk for escapees).
-  if (watchdog && !watchdog.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)]))) {
+  if (watchdog && (!watchdog.holdGroups(proven.map((pgid) => [pgid, plan.groups.get(pgid)])) || !watchdog.holdProcesses([...leaderGone].flatMap((pgid) => handleOf(pgid)?.witnesses ?? [])))) {
     freeze = false;
     plan.notify?.(`the watchdog could not take the list of ${proven.length} groups: they are ended without the freeze (escapees that left them are not looked for)`);
   }

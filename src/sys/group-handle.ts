@@ -13,10 +13,10 @@
 // Shared by the death supervisor (standard library only until it loads the native calls, after
 // start-up), the owner library and leash run.
 import { readFileSync, readlinkSync } from 'node:fs';
-import { constants } from 'node:os';
-import { closeFd, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
-import { hasProcfs, isDeadState, readChildren, readProcStat } from './procfs.js';
-import { signalGroup, type SignalOutcome } from './processes.js';
+import { constants, release } from 'node:os';
+import { closeFd, GROUP_HANDLES_VARIABLE, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
+import { hasProcfs, isDeadState, readChildrenOfThreads, readProcStat, readProcStatWithThreads } from './procfs.js';
+import { liveMemberCounts, signalGroup, type SignalOutcome } from './processes.js';
 
 /** One process by identity. */
 export interface Witness {
@@ -41,6 +41,19 @@ export type GroupProof = 'handle' | 'leader' | 'witness' | 'number' | 'unproven'
 /** Whether a proof allows signalling the group as a whole. */
 export function provesGroup(proof: GroupProof): boolean {
   return proof === 'handle' || proof === 'leader' || proof === 'witness' || proof === 'number';
+}
+
+/**
+ * Whether group handles can work here at all, before any native call is loaded: Linux 6.9 or
+ * later (os.release()) and not switched off. A process that would load koffi only for them (the
+ * death supervisor: about 1.4 MB of private memory) skips it where they cannot work.
+ */
+export function kernelMayHaveGroupHandles(): boolean {
+  if (process.platform !== 'linux' || process.env[GROUP_HANDLES_VARIABLE] === 'off') return false;
+  const version = /^([0-9]+)\.([0-9]+)/.exec(release());
+  if (!version) return true; // unreadable: let the probe decide
+  const major = Number(version[1]);
+  return major > 6 || (major === 6 && Number(version[2]) >= 9);
 }
 
 let probedSupport: boolean | undefined;
@@ -233,6 +246,17 @@ export class GroupHandle {
   }
 
   /**
+   * Whether nothing of the group runs code any more (zombies count as gone); 'unproven' when
+   * nothing tells whose the number is. A group proven but with only zombies known costs one scan
+   * of /proc (quickEmptiness first, where that matters).
+   */
+  isEmpty(): boolean | 'unproven' {
+    const quick = this.quickEmptiness();
+    if (quick === 'scan') return (liveMemberCounts([this.pgid]).get(this.pgid) ?? 0) === 0;
+    return quick === 'unproven' ? quick : quick === 'empty';
+  }
+
+  /**
    * Keeps the witnesses true and fresh, without a scan: drops those gone or moved, then adds the
    * children in the group of the leader and of each witness, read while that parent is proven in
    * the group (it holds the number, so its children there are the group's). A few reads per group.
@@ -244,9 +268,10 @@ export class GroupHandle {
     if (this.leaderStartTime !== 0) parents.unshift({ pid: this.pgid, startTime: this.leaderStartTime });
     for (const parent of parents) {
       if (this.witnessList.length >= MAX_WITNESSES) return;
-      const before = statInGroup(parent, this.pgid);
-      if (!before || before.dead) continue;
-      const children = readChildren(parent.pid) ?? [];
+      // One read gives identity, state and thread count (a single-threaded parent has one children file).
+      const before = readProcStatWithThreads(parent.pid);
+      if (!before || before.startTime !== parent.startTime || before.pgid !== this.pgid || isDeadState(before.state)) continue;
+      const children = readChildrenOfThreads(parent.pid, before.threads) ?? [];
       // Read while the parent still held the number: checked again after the read.
       if (!statInGroup(parent, this.pgid)) continue;
       const found: Witness[] = [];

@@ -1,6 +1,7 @@
 // The syscalls Node lacks, through koffi. This is the only file that loads koffi, and it does so
 // lazily (dynamic import on first use), so commands that never need a syscall never pay for it.
 // Linux only: every wrapper reports "unsupported" rather than throwing elsewhere.
+import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { pauseSync } from './wait.js';
 
@@ -55,49 +56,73 @@ function errnoName(errno: number): string {
   return errnoNames.get(errno) ?? `errno ${errno}`;
 }
 
+type Koffi = typeof import('koffi');
+
 /** Loads koffi and binds libc once. Resolves false (with a reason) where that is impossible. */
 export async function loadNative(): Promise<boolean> {
   if (bindings) return true;
-  if (loadFailure !== undefined) return false;
-  if (process.platform !== 'linux') {
-    loadFailure = `no native calls on ${process.platform}`;
-    return false;
-  }
+  if (loadFailure !== undefined || !nativePlatform()) return false;
   try {
-    type Koffi = typeof import('koffi');
-    const loaded = (await import('koffi')) as Koffi & { default?: Koffi };
-    const koffi = loaded.default ?? loaded;
-    let library;
-    try {
-      library = koffi.load('libc.so.6');
-    } catch {
-      library = koffi.load(null as unknown as string); // musl: the process's own symbols
-    }
-    libc = library as unknown as { func: (declaration: string) => unknown };
-    bindings = {
-      errno: () => koffi.errno(),
-      prctl: library.func('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
-      prctlGet: library.func('int prctl(int option, _Out_ int *out, unsigned long a3, unsigned long a4, unsigned long a5)'),
-      getppid: library.func('int getppid()'),
-      waitpid: library.func('int waitpid(int pid, _Out_ int *status, int options)'),
-      syscall3: library.func('long syscall(long nr, long a, long b, long c)'),
-      syscall4: library.func('long syscall(long nr, long a, long b, long c, long d)'),
-      close: library.func('int close(int fd)'),
-      socket: library.func('int socket(int domain, int type, int protocol)'),
-      send: library.func('long send(int fd, void *buf, size_t len, int flags)'),
-      recv: library.func('long recv(int fd, _Inout_ void *buf, size_t len, int flags)'),
-      pipe2: library.func('int pipe2(_Inout_ void *fds, int flags)'),
-      tee: library.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
-      poll: library.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
-      getxattr: library.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
-      exit: library.func('void _exit(int status)'),
-      fcntl: library.func('int fcntl(int fd, int cmd, int arg)'),
-    } as unknown as Bindings;
+    bindLibc((await import('koffi')) as Koffi & { default?: Koffi });
     return true;
   } catch (error) {
     loadFailure = error instanceof Error ? error.message : String(error);
     return false;
   }
+}
+
+/**
+ * loadNative without the event loop: require() reads the files on this thread. For a process
+ * whose only thread-pool thread sits in a blocking read (the death supervisor), where import()
+ * would wait behind that read.
+ */
+export function loadNativeSync(): boolean {
+  if (bindings) return true;
+  if (loadFailure !== undefined || !nativePlatform()) return false;
+  try {
+    bindLibc(createRequire(import.meta.url)('koffi') as Koffi & { default?: Koffi });
+    return true;
+  } catch (error) {
+    loadFailure = error instanceof Error ? error.message : String(error);
+    return false;
+  }
+}
+
+function nativePlatform(): boolean {
+  if (process.platform === 'linux') return true;
+  loadFailure = `no native calls on ${process.platform}`;
+  return false;
+}
+
+function bindLibc(loaded: Koffi & { default?: Koffi }): void {
+  const koffi = loaded.default ?? loaded;
+  let library;
+  try {
+    library = koffi.load('libc.so.6');
+  } catch {
+    library = koffi.load(null as unknown as string); // musl: the process's own symbols
+  }
+  // Kept for the calls bound on first use (flock, setxattr, inotify: cgroup ownership).
+  libc = library as unknown as { func: (declaration: string) => unknown };
+  bindings = {
+    errno: () => koffi.errno(),
+    prctl: library.func('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
+    prctlGet: library.func('int prctl(int option, _Out_ int *out, unsigned long a3, unsigned long a4, unsigned long a5)'),
+    getppid: library.func('int getppid()'),
+    waitpid: library.func('int waitpid(int pid, _Out_ int *status, int options)'),
+    syscall3: library.func('long syscall(long nr, long a, long b, long c)'),
+    syscall4: library.func('long syscall(long nr, long a, long b, long c, long d)'),
+    close: library.func('int close(int fd)'),
+    socket: library.func('int socket(int domain, int type, int protocol)'),
+    send: library.func('long send(int fd, void *buf, size_t len, int flags)'),
+    recv: library.func('long recv(int fd, _Inout_ void *buf, size_t len, int flags)'),
+    pipe2: library.func('int pipe2(_Inout_ void *fds, int flags)'),
+    tee: library.func('long tee(int fd_in, int fd_out, size_t len, unsigned int flags)'),
+    poll: library.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)'),
+    getxattr: library.func('long getxattr(const char *path, const char *name, _Inout_ void *value, size_t size)'),
+    exit: library.func('void _exit(int status)'),
+    fcntl: library.func('int fcntl(int fd, int cmd, int arg)'),
+  } as unknown as Bindings;
 }
 
 /** Whether loadNative() has succeeded. */

@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
 import { readProcessMemory } from '../../src/sys/process-memory.js';
+import { kernelMayHaveGroupHandles } from '../../src/sys/group-handle.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedEnv, withMark } from '../helpers/processes.js';
 import { SUPERVISOR_MAIN, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
@@ -226,6 +227,8 @@ test('200,000 distinct registrations: memory stays bounded, refusals are reporte
   for (const group of groups) supervisor.stdin!.write(`register ${group.pid} ${startTimeOf(group.pid)}\n`);
   supervisor.stdin!.write(PING);
   assert.ok(await stderr.waitFor(PONG));
+  // The native calls (group handles) load once the supervisor is ready: measured after, not counted as growth.
+  if (kernelMayHaveGroupHandles()) assert.ok(await waitUntil(() => mapsName(supervisor.pid!, 'koffi'), 10_000), 'the supervisor never loaded its native calls');
   const before = readProcessMemory(supervisor.pid!)!.rssKb;
   // Live-looking numbers never used as pids (above pid_max), many more than the bound.
   let text = '';
@@ -234,7 +237,10 @@ test('200,000 distinct registrations: memory stays bounded, refusals are reporte
   supervisor.stdin!.write(PING);
   assert.ok(await waitUntil(() => stderr.count(PONG) >= 2 || stderr.text.includes('not shown'), 30_000), stderr.text);
   const after = readProcessMemory(supervisor.pid!)!.rssKb;
-  assert.ok(after - before < 8 * 1024, `grew by ${((after - before) / 1024).toFixed(1)} MB`);
+  // The lines are garbage for V8's young generation, which fills up to ~8 MB before it is
+  // collected (more with the native calls mapped: 8.0-8.6 MB measured); a registry that kept
+  // 200,000 entries would grow by tens of MB.
+  assert.ok(after - before < 10 * 1024, `grew by ${((after - before) / 1024).toFixed(1)} MB`);
   const began = Date.now();
   supervisor.stdin!.end();
   assert.deepEqual(await exited(supervisor, 20_000), { code: 0, signal: null });
@@ -271,3 +277,12 @@ test('--max-groups takes 1 to 1000000; anything else is a usage error (exit 64)'
     assert.match(stderr.text, /--max-groups/);
   }
 }));
+
+/** Whether a file whose path contains `name` is mapped into process `pid`. */
+function mapsName(pid: number, name: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/maps`, 'latin1').includes(name);
+  } catch {
+    return false;
+  }
+}

@@ -118,3 +118,20 @@ function readlinkSafe(pid: number): string {
     return '';
   }
 }
+
+test('bad identity lines get a notice and cost no registration: a handle that is no pidfd, a witness of an unregistered group', { skip: !linux }, withMark(async (mark) => {
+  const supervisor = startSupervisorOn(mark, {}, 2000);
+  const { roundTrip, text } = listen(supervisor);
+  const leader = leaderWithMember(mark, 'sleep 1000');
+  const [member] = await readPids(leader, 1);
+  // Descriptor 2 is no handle (refused at parse); 7 is not open; stderr at 3 would be no pidfd.
+  supervisor.stdin!.write(`register ${leader.pid} ${startTimeOf(leader.pid)}\nhandle ${leader.pid} 2\nhandle ${leader.pid} 7\nwitness 999999 1000 1\nhandle 999999 7\n`);
+  await roundTrip();
+  assert.match(text(), /ignoring a malformed control line \("handle \d+ 2"\)/);
+  assert.match(text(), new RegExp(`ignoring descriptor 7: it is no pidfd of process group ${leader.pid}'s leader`));
+  assert.match(text(), /ignoring a witness of process group 999999, which is not registered/);
+  supervisor.stdin!.end();
+  assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+  // The registration stands: the group is ended at EOF.
+  assert.ok(await waitForGone([leader.pid, member!], 5000), 'the registered group survived');
+}));

@@ -33,6 +33,9 @@ test('format and parse agree', () => {
     { verb: 'register', pgid: 10, startTime: 555 } as const,
     { verb: 'unregister', pgid: 10 } as const,
     { verb: 'release' } as const,
+    { verb: 'recall', pgid: 10, startTime: 555 } as const,
+    { verb: 'witness', pgid: 10, pid: 11, startTime: 556 } as const,
+    { verb: 'handle', pgid: 10, fd: 3 } as const,
   ]) {
     const text = formatControlLine(command);
     assert.ok(text.endsWith('\n'));
@@ -76,4 +79,16 @@ test('memory stays bounded under a stream with no newline', () => {
   assert.deepEqual(lines, []);
   framer.push(Buffer.from('\nregister 9\n'));
   assert.deepEqual(lines, ['register 9']);
+});
+
+test('the identity lines (recall, witness, handle): exact words, a handle only in a slot above stderr', () => {
+  assert.deepEqual(parseControlLine('recall 1234 98765'), { verb: 'recall', pgid: 1234, startTime: 98765 });
+  assert.deepEqual(parseControlLine('witness 1234 1240 98770'), { verb: 'witness', pgid: 1234, pid: 1240, startTime: 98770 });
+  assert.deepEqual(parseControlLine('handle 1234 3'), { verb: 'handle', pgid: 1234, fd: 3 });
+  for (const line of [
+    'recall 1234', 'recall 1234 5 6', 'recall -1 5', 'witness 1234 1240', 'witness 1234 1240 5 6', 'witness 1234 x 5',
+    'handle 1234', 'handle 1234 0', 'handle 1234 2', 'handle 1234 65536', 'handle 1234 3 4', 'handle 0x10 3',
+  ]) {
+    assert.equal(parseControlLine(line), undefined, JSON.stringify(line));
+  }
 });
