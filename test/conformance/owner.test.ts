@@ -75,7 +75,7 @@ describe('owner conformance', { concurrency: 4 }, () => {
   scenario(
     OWNERS,
     'issue 28 case 2: an owned group whose leader exits leaving a member; the owner dies; the member ends',
-    { todo: { leash: 'issue 28 case 2: fixed on wip/sup' } },
+    {},
     async (impl, { mark, dir }) => {
       const log = join(dir, 'log');
       const group = await groupWithMember(mark, log, 'member', 'honour');
@@ -97,7 +97,7 @@ describe('owner conformance', { concurrency: 4 }, () => {
   scenario(
     OWNERS,
     'issue 28 case 2: terminateOwned whose SIGTERM ends the leader while a member ignores it: the member is killed after the grace',
-    { todo: { leash: 'issue 28 case 2: fixed on wip/sup' }, notApplicable: { seed: 'the seed has no terminate call: its owner signals by number' } },
+    { notApplicable: { seed: 'the seed has no terminate call: its owner signals by number' } },
     async (impl, { mark, dir }) => {
       const log = join(dir, 'log');
       const group = await groupWithMember(mark, log, 'member', 'ignore');
@@ -115,7 +115,7 @@ describe('owner conformance', { concurrency: 4 }, () => {
   scenario(
     OWNERS,
     'issue 28 case 2: a spawnOwned group whose leader exits leaving an env -i member; the owner dies; the member ends',
-    { todo: { leash: 'issue 28 case 2: fixed on wip/sup' }, notApplicable: { seed: 'the seed\'s owner spawns nothing: this is the library\'s own spawn' } },
+    { notApplicable: { seed: 'the seed\'s owner spawns nothing: this is the library\'s own spawn' } },
     async (impl, { mark, dir }) => {
       const log = join(dir, 'log');
       const owner = startOwner(impl, mark);
@@ -138,7 +138,6 @@ describe('owner conformance: a number reused by a stranger', () => {
     'issue 28 case 3: an owned group empties, a stranger\'s leaderless group takes its number, the supervisor is replaced and the owner dies: the stranger is never signalled',
     {
       skip: canUnshare ? false : 'needs root and unshare --pid',
-      todo: { leash: 'issue 28 case 3: fixed on wip/sup (the replay records whoever is in the group now)' },
       notApplicable: { seed: 'deliberate difference: the seed signals by number (see the supervisor\'s stranger scenario); it has no replay' },
     },
     async (impl, { mark }) => {

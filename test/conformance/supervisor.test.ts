@@ -203,7 +203,7 @@ describe('death supervisor conformance', { concurrency: 8 }, () => {
   scenario(
     SUPERVISORS,
     'issue 28 case 1: registered while the leader lives; the leader exits leaving a member; EOF ends the member',
-    { todo: { leash: 'issue 28 case 1: fixed on wip/sup' } },
+    {},
     async (impl, { mark, dir }) => {
       const log = logIn(dir);
       const group = await groupWithMember(mark, log, 'member', 'honour');
