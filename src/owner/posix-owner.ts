@@ -34,11 +34,12 @@ import { randomHex } from '../sys/random.js';
 import { findEnvironmentCarriersInSlices } from '../sys/environ-scan.js';
 import { isGroupEmptyInSlices, liveMemberCountsInSlices, waitForGroupEmpty } from '../sys/group-exit.js';
 import { SupervisorLink } from './supervisor-link.js';
+import { identityLines, inheritAtMost, recallLines } from './identity-lines.js';
 import { RoundRobin } from './round-robin.js';
 import type { EscapeeHandling, Launch, OwnerBackend, TerminateResult } from './owner-backend.js';
 import { graceFromEnvironment, LIBRARY_GRACE } from '../config/grace.js';
 import { hasProcfs, isDeadState, readProcStat, type ProcStat } from '../sys/procfs.js';
-import { GroupHandle, MAX_WITNESSES, provesGroup, type GroupProof, type Witness } from '../sys/group-handle.js';
+import { GroupHandle, provesGroup, type GroupProof } from '../sys/group-handle.js';
 import { loadNative } from '../sys/native.js';
 
 /** pgid -> leader start time at registration (undefined where the platform cannot tell). */
@@ -69,8 +70,6 @@ let ownerToken: string | undefined;
  */
 const handles = new Map<number, GroupHandle>();
 let nativeRequested = false;
-/** Handles handed to a replacement supervisor at most (the rest go with their witnesses only). */
-const MAX_INHERITED_HANDLES = 1024;
 /** How often the witnesses of groups held without a pidfd are refreshed (a few reads each). */
 const WITNESS_REFRESH_MS = 500;
 let witnessTimer: NodeJS.Timeout | undefined;
@@ -145,23 +144,6 @@ function signalOwned(pgid: number, signal: NodeJS.Signals): 'sent' | 'gone' | 'd
   return outcome === 'unproven' ? 'gone' : outcome;
 }
 
-/** The lines that tell a supervisor what holds a group, beyond its registration: its pidfd (as an inherited slot) and witnesses. */
-function identityLines(pgid: number, inherit?: (fd: number) => number | undefined): ControlCommand[] {
-  const handle = handles.get(pgid);
-  const lines: ControlCommand[] = [];
-  const fd = handle?.hasHandle() ? handle.descriptor : undefined;
-  const slot = fd === undefined ? undefined : inherit?.(fd);
-  if (slot !== undefined) lines.push({ verb: 'handle', pgid, fd: slot });
-  const witnesses: Witness[] = [...(handle?.witnesses ?? []), ...(ownedMembers.get(pgid) ?? [])];
-  const seen = new Set<number>();
-  for (const witness of witnesses) {
-    if (seen.size >= MAX_WITNESSES || seen.has(witness.pid)) continue;
-    seen.add(witness.pid);
-    lines.push({ verb: 'witness', pgid, pid: witness.pid, startTime: witness.startTime });
-  }
-  return lines;
-}
-
 /** The token every owned child carries in LEASH_OWNER_TOKEN; one per owner process. */
 export function ownerTokenValue(): string {
   ownerToken ??= randomHex(12);
@@ -191,15 +173,14 @@ function supervisor(): SupervisorLink {
       identifyUnwritten();
       // A group named by its identity, never by who is in it now: `recall` records nobody, and
       // its pidfd (inherited) or its witnesses follow. By number alone where nothing can be told.
-      let slots = 0;
-      const inheritSome = (fd: number) => (slots < MAX_INHERITED_HANDLES ? ((slots += 1), inherit(fd)) : undefined);
+      const inheritSome = inheritAtMost(inherit);
       const lines: ControlCommand[] = [];
       for (const [pgid, startTime] of owned) {
         if (startTime === undefined) {
           lines.push({ verb: 'register', pgid });
           continue;
         }
-        lines.push({ verb: 'recall', pgid, startTime }, ...identityLines(pgid, inheritSome));
+        lines.push(...recallLines(pgid, startTime, handles.get(pgid), ownedMembers.get(pgid), inheritSome));
       }
       for (const [pgid, startTime] of disowned) lines.push({ verb: 'disown', pgid, startTime });
       return lines;
@@ -542,7 +523,7 @@ function recordMembersSoon(pgid: number, startTime: number | undefined): void {
           handle?.addWitnesses(members);
           // The supervisor may have missed them (the leader gone before it looked, a scrubbed
           // environment): it is told, so they die at our death.
-          for (const line of identityLines(group)) link?.notify(line);
+          for (const line of identityLines(group, handle, members)) link?.notify(line);
         }
       })
       .catch(() => toRecord.clear()); // the prune looks again

@@ -3,8 +3,15 @@
 // tree down — SIGTERM, the grace, SIGKILL. It learns the tree's process groups as they appear,
 // and sweeps every process carrying the run's owner token (setsid escapees, the spawn gap).
 // A clean exit of leash run releases it: no teardown then.
+// Each registered group is held by identity (group-handle.ts): its leader's pidfd, taken while the
+// leader is the recorded process, else witnesses. A replacement supervisor (the first one died) is
+// told each group with `recall`, its pidfd as an inherited descriptor and its witnesses, never
+// "whoever is in the group now": that may be a stranger who took an emptied group's number.
+import { identityLines, inheritAtMost, recallLines } from '../owner/identity-lines.js';
+import { RoundRobin } from '../owner/round-robin.js';
 import { SupervisorLink } from '../owner/supervisor-link.js';
 import type { ControlCommand } from '../supervisor/protocol.js';
+import { GroupHandle, MAX_WITNESSES, type Witness } from '../sys/group-handle.js';
 import { LEADER_ALREADY_GONE } from '../sys/processes.js';
 import { readProcStat } from '../sys/procfs.js';
 import { randomHex } from '../sys/random.js';
@@ -13,11 +20,20 @@ import { LeaderWatch } from './leader-watch.js';
 /** The variable the supervisor's sweep looks for (the owner library's name, on purpose). */
 export const RUN_TOKEN_VARIABLE = 'LEASH_OWNER_TOKEN';
 
+/** Groups held without a pidfd whose witnesses one walk refreshes at most. */
+const WITNESS_REFRESHES_PER_WALK = 64;
+
 export class RunGuard {
   /** Carried in the environment of every process of the tree. */
   readonly token = randomHex(12);
-  /** pgid -> its leader's start time (LEADER_ALREADY_GONE when no leader was seen). */
+  /** pgid -> its leader's start time (LEADER_ALREADY_GONE when no leader was seen), kept after the leader exits. */
   private readonly registered = new Map<number, number>();
+  /** Registered groups the supervisor was told have lost their leader. */
+  private readonly leaderless = new Set<number>();
+  /** pgid -> the registered group held by identity. */
+  private readonly handles = new Map<number, GroupHandle>();
+  /** Groups whose witnesses one walk refreshes at most (a few reads each). */
+  private readonly witnessRing = new RoundRobin(this.handles);
   private readonly link: SupervisorLink;
   private active = true;
   /** Every supervisor process this guard started, by pid, with its start time. */
@@ -33,7 +49,12 @@ export class RunGuard {
     this.link = new SupervisorLink({
       ownerToken: this.token,
       graceMs,
-      replay: () => [...this.registered].map(([pgid, startTime]): ControlCommand => ({ verb: 'register', pgid, startTime })),
+      replay: (inherit) => {
+        const inheritSome = inheritAtMost(inherit);
+        const lines: ControlCommand[] = [];
+        for (const [pgid, startTime] of this.registered) lines.push(...recallLines(pgid, startTime, this.handles.get(pgid), [], inheritSome));
+        return lines;
+      },
       needed: () => this.active,
     });
   }
@@ -69,31 +90,91 @@ export class RunGuard {
 
   /**
    * Brings the supervisor's record in line with the groups of the tree now: registers new ones
-   * (or ones whose number now names another leader), unregisters groups that have emptied.
+   * (or ones whose number now names another leader), tells it of leaders gone, unregisters groups
+   * that have emptied. `members`: live processes of the tree in each group, seen by this walk (the
+   * run's own): witnesses of groups held without a pidfd.
    */
-  track(groups: ReadonlyMap<number, number | undefined>): void {
+  track(groups: ReadonlyMap<number, number | undefined>, members?: ReadonlyMap<number, readonly Witness[]>): void {
     if (!this.active) return;
     for (const [pgid, leaderStart] of groups) {
+      const known = this.registered.get(pgid);
+      if (leaderStart === undefined && known !== undefined) {
+        // The group registered with its leader, now without it: the same group while its handle says so.
+        if (known === LEADER_ALREADY_GONE || this.leaderless.has(pgid)) continue;
+        if (this.handles.get(pgid)?.prove() !== 'gone') {
+          this.leaderGone(pgid);
+          continue;
+        }
+      }
       const startTime = leaderStart ?? LEADER_ALREADY_GONE;
-      if (this.registered.get(pgid) === startTime) continue;
-      this.registered.set(pgid, startTime);
+      if (known === startTime) continue;
+      this.hold(pgid, startTime);
+      // A group first seen without its leader: the supervisor records its members now (the walk just saw them, the run's).
       this.link.send({ verb: 'register', pgid, startTime });
       if (startTime === LEADER_ALREADY_GONE) this.leaders.remove(pgid);
       else this.leaders.add(pgid, startTime);
     }
     for (const pgid of this.registered.keys()) {
       if (groups.has(pgid)) continue;
-      this.registered.delete(pgid);
-      this.leaders.remove(pgid);
+      this.forget(pgid);
       this.link.notify({ verb: 'unregister', pgid });
+    }
+    this.refreshWitnesses(members);
+  }
+
+  /** Holds group `pgid` by identity afresh (its leader started at `startTime`, 0 when never seen). */
+  private hold(pgid: number, startTime: number): void {
+    this.handles.get(pgid)?.close();
+    this.registered.set(pgid, startTime);
+    this.leaderless.delete(pgid);
+    if (startTime === LEADER_ALREADY_GONE) this.handles.set(pgid, GroupHandle.fromWitnesses(pgid, startTime, []));
+    else this.handles.set(pgid, GroupHandle.take(pgid, startTime));
+  }
+
+  private forget(pgid: number): void {
+    this.registered.delete(pgid);
+    this.leaderless.delete(pgid);
+    this.handles.get(pgid)?.close();
+    this.handles.delete(pgid);
+    this.leaders.remove(pgid);
+  }
+
+  /** Keeps the witnesses of groups held without a pidfd true: a few groups per walk, plus what the walk saw. */
+  private refreshWitnesses(members: ReadonlyMap<number, readonly Witness[]> | undefined): void {
+    let refreshed = 0;
+    for (let looked = 0; looked < this.handles.size && refreshed < WITNESS_REFRESHES_PER_WALK; looked += 1) {
+      const handle = this.handles.get(this.witnessRing.take(1)[0]!);
+      if (!handle?.needsRefresh()) continue;
+      handle.refreshWitnesses();
+      refreshed += 1;
+    }
+    if (!members) return;
+    for (const [pgid, seen] of members) {
+      const handle = this.handles.get(pgid);
+      if (handle?.needsRefresh()) handle.addWitnesses(seen.slice(0, MAX_WITNESSES));
     }
   }
 
   /** A registered leader exited: its group, if it still has members, is registered again without it. */
   private leaderExited(pgid: number): void {
-    if (!this.active || !this.registered.has(pgid) || this.registered.get(pgid) === LEADER_ALREADY_GONE) return;
-    this.registered.set(pgid, LEADER_ALREADY_GONE);
-    this.link.send({ verb: 'register', pgid, startTime: LEADER_ALREADY_GONE });
+    const known = this.registered.get(pgid);
+    if (!this.active || known === undefined || known === LEADER_ALREADY_GONE || this.leaderless.has(pgid)) return;
+    // Its pidfd says the group emptied with its leader: nothing left to tell (the next walk unregisters it).
+    if (this.handles.get(pgid)?.prove() === 'gone') return;
+    this.leaderGone(pgid);
+  }
+
+  /**
+   * Tells the supervisor that group `pgid` lost its leader, heard as it happened: it records the
+   * members in the group now (a scrubbed member carries no token: that record proves it the
+   * run's), and is given the witnesses held. The guard's own record keeps the leader's identity:
+   * a replacement supervisor is told the group by it, never by who is in the group then.
+   */
+  private leaderGone(pgid: number): void {
+    this.leaderless.add(pgid);
+    this.leaders.remove(pgid);
+    this.link.notify({ verb: 'register', pgid, startTime: LEADER_ALREADY_GONE });
+    for (const line of identityLines(pgid, this.handles.get(pgid))) this.link.notify(line);
   }
 
   /** Whether what was said to the guard is all in its pipe (SupervisorLink.allWritten). */
@@ -106,6 +187,9 @@ export class RunGuard {
     if (!this.active) return;
     this.active = false;
     this.registered.clear();
+    this.leaderless.clear();
+    for (const handle of this.handles.values()) handle.close();
+    this.handles.clear();
     this.leaders.stop();
     void this.link.release();
   }

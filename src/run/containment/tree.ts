@@ -6,6 +6,7 @@
 // its own signal, by identity. The guard (a death supervisor) learns the tree's groups from the
 // walks, and each group's leader exit as it happens (guard.ts).
 import { ownProcessGroupId } from '../../sys/processes.js';
+import { MAX_WITNESSES, type Witness } from '../../sys/group-handle.js';
 import { isDeadState, isStoppedState, readProcStat, type ProcStat } from '../../sys/procfs.js';
 import { walkDescendantsUntilNoNewcomer, type ProcessTree } from '../../sys/tree.js';
 import { signalGroupWithWitness, signalIfSame } from '../../sys/verified-signal.js';
@@ -185,14 +186,19 @@ export class TreeContainment implements Containment {
     const guard = this.host.guard;
     if (!guard) return;
     const groups = new Map<number, number | undefined>();
+    // A few live members of each group, seen now: the guard's witnesses for groups it holds without a pidfd.
+    const members = new Map<number, Witness[]>();
     for (const stat of this.tree.values()) {
       if (!this.mayKillGroupOf(stat) || isDeadState(stat.state)) continue;
+      const seen = members.get(stat.pgid) ?? [];
+      if (seen.length < MAX_WITNESSES && stat.pid !== stat.pgid) seen.push({ pid: stat.pid, startTime: stat.startTime });
+      members.set(stat.pgid, seen);
       if (groups.has(stat.pgid)) continue;
       // A leader that exited (a zombie its parent has not reaped yet) is gone: the group's proof is its members now.
       const leader = this.tree.get(stat.pgid);
       groups.set(stat.pgid, leader && !isDeadState(leader.state) ? leader.startTime : undefined);
     }
-    guard.track(groups);
+    guard.track(groups, members);
   }
 
   /**
