@@ -963,6 +963,12 @@ class JsFileAnalysis {
         for (const declaration of node.declarationList.declarations) {
           if (ts.isIdentifier(declaration.name) && local(declaration.name.text)) functions.add(declaration.name.text);
           if (ts.isIdentifier(declaration.name) && returnsHandle(declaration.name.text)) handles.add(declaration.name.text);
+          // export const { spawn, fork: run } = childProcess  /  = require('child_process'): a seam module
+          if (ts.isObjectBindingPattern(declaration.name)) {
+            for (const element of declaration.name.elements) {
+              if (ts.isIdentifier(element.name) && local(element.name.text)) functions.add(element.name.text);
+            }
+          }
         }
       } else if (ts.isBinaryExpression(node)) {
         const target = unwrap(node.left).getText(this.sf);
