@@ -963,6 +963,12 @@ class JsFileAnalysis {
         for (const declaration of node.declarationList.declarations) {
           if (ts.isIdentifier(declaration.name) && local(declaration.name.text)) functions.add(declaration.name.text);
           if (ts.isIdentifier(declaration.name) && returnsHandle(declaration.name.text)) handles.add(declaration.name.text);
+          // export const { spawn, fork: run } = childProcess  /  = require('child_process'): a seam module
+          if (ts.isObjectBindingPattern(declaration.name)) {
+            for (const element of declaration.name.elements) {
+              if (ts.isIdentifier(element.name) && local(element.name.text)) functions.add(element.name.text);
+            }
+          }
         }
       } else if (ts.isBinaryExpression(node)) {
         const target = unwrap(node.left).getText(this.sf);
@@ -973,8 +979,17 @@ class JsFileAnalysis {
           if (ts.isIdentifier(value) && returnsHandle(value.text)) handles.add(member);
         } else if (target === 'module.exports') {
           if (this.isSpawnFunction(value)) callableDefault = true;
+          // module.exports = require('child_process')  /  = cp: the module object handed on whole
+          const whole = this.moduleObjectOf(value);
+          if (whole) {
+            for (const name of whole.shape.functions) if (name !== 'default') functions.add(name);
+            if (whole.shape.callableDefault) callableDefault = true;
+          }
           if (ts.isObjectLiteralExpression(value)) {
             for (const property of value.properties) {
+              // module.exports = { ...cp, extra }
+              const spread = ts.isSpreadAssignment(property) ? this.moduleObjectOf(property.expression) : undefined;
+              for (const name of spread?.shape.functions ?? []) if (name !== 'default') functions.add(name);
               const name = propertyName(property.name);
               const init = ts.isPropertyAssignment(property) ? property.initializer : ts.isShorthandPropertyAssignment(property) ? property.name : undefined;
               if (name !== undefined && init && this.isSpawnFunction(init)) functions.add(name);
