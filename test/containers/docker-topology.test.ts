@@ -11,7 +11,7 @@ import { waitUntil } from '../../src/sys/wait.js';
 import { runIsGone } from '../../src/reap/containers.js';
 import { runIdentity } from '../../src/run/containers.js';
 import { CLI_ENTRY, JsonLines, killMarked, markedEnv, markedPids, newMark, startFixture } from '../helpers/processes.js';
-import { processesMentioning, startRuntime, TEST_LABEL, type Runtime } from './runtime.js';
+import { processesMentioning, startClient, startRuntime, TEST_LABEL, type Runtime } from './runtime.js';
 
 let runtime: Runtime | string = 'not started';
 before(async () => {
@@ -33,21 +33,6 @@ function dockerRun(rt: Runtime, mark: string, script: string, extra: string[] = 
   return ['docker', 'run', '--rm', '-i', '--network', 'none', '--label', `${TEST_LABEL}=${mark}`, ...extra, rt.image, 'sh', '-c', `: ${mark}; ${script}`];
 }
 
-/** Starts the client with `command` as its server, waits for the server's "ready". */
-async function startClient(rt: Runtime, mark: string, command: string[], containment = 'auto') {
-  const client = startFixture('containers/client.mjs', command, mark, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    extraEnv: { ...rt.env, LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '', LEASH_CONTAINMENT: containment },
-  });
-  const lines = new JsonLines(client);
-  const { server } = await lines.next<{ server: number }>(10_000);
-  let line = await lines.next<{ line?: string; exit?: number }>(30_000);
-  while (line.line !== 'ready') {
-    assert.equal(line.exit, undefined, `the server exited before it was ready: ${lines.stderr}`);
-    line = await lines.next(30_000);
-  }
-  return { client, lines, server };
-}
 
 function running(rt: Runtime, mark: string): string[] {
   return rt.cli('docker', ['ps', '-q', '--no-trunc', '--filter', `label=${TEST_LABEL}=${mark}`]).stdout.split(/\s+/).filter(Boolean);

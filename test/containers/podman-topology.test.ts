@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { signalProcess } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { CLI_ENTRY, exited, JsonLines, killMarked, markedPids, newMark, startFixture } from '../helpers/processes.js';
-import { processesMentioning, startRuntime, TEST_LABEL, type Runtime } from './runtime.js';
+import { CLI_ENTRY, exited, killMarked, markedPids, newMark } from '../helpers/processes.js';
+import { processesMentioning, startClient, startRuntime, TEST_LABEL, type Runtime } from './runtime.js';
 
 let runtime: Runtime | string = 'not started';
 before(async () => {
@@ -25,20 +25,6 @@ function podmanRun(rt: Runtime, mark: string): string[] {
   return ['podman', 'run', '--rm', '-i', '--network', 'none', '--label', `${TEST_LABEL}=${mark}`, rt.image, 'sh', '-c', `: ${mark}; ${IGNORES_TERM}`];
 }
 
-async function startServer(rt: Runtime, mark: string, command: string[], containment = 'auto') {
-  const client = startFixture('containers/client.mjs', command, mark, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    extraEnv: { ...rt.env, LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '', LEASH_CONTAINMENT: containment },
-  });
-  const lines = new JsonLines(client);
-  const { server } = await lines.next<{ server: number }>(10_000);
-  let line = await lines.next<{ line?: string; exit?: number }>(30_000);
-  while (line.line !== 'ready') {
-    assert.equal(line.exit, undefined, `the server exited before it was ready: ${lines.stderr}`);
-    line = await lines.next(30_000);
-  }
-  return { client, lines, server };
-}
 
 const ours = (rt: Runtime, mark: string) => rt.containers('podman', `${TEST_LABEL}=${mark}`);
 
@@ -53,7 +39,7 @@ test('control: the podman CLI killed leaves its `podman run -i --rm` container r
   const rt = runtime;
   const mark = newMark();
   t.after(() => cleanUp(rt, mark));
-  const { server } = await startServer(rt, mark, podmanRun(rt, mark));
+  const { server } = await startClient(rt, mark, podmanRun(rt, mark));
   assert.equal(ours(rt, mark).length, 1, 'the container runs');
   signalProcess(server, 'SIGKILL');
   await new Promise((resolve) => setTimeout(resolve, (GRACE_S + 2) * 1000));
@@ -68,7 +54,7 @@ for (const containment of ['auto', 'tree'] as const) {
     const mark = newMark();
     t.after(() => cleanUp(rt, mark));
     const command = [process.execPath, CLI_ENTRY, 'run', '--grace', String(GRACE_S), '--', ...podmanRun(rt, mark)];
-    const { client, lines, server: leash } = await startServer(rt, mark, command, containment);
+    const { client, lines, server: leash } = await startClient(rt, mark, command, containment);
     assert.equal(ours(rt, mark).length, 1, 'the container runs');
     assert.ok(processesMentioning(`: ${mark};`).length > 0, 'its process runs');
     signalProcess(leash, 'SIGTERM');

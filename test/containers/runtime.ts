@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { readCommandLine, listPids } from '../../src/sys/procfs.js';
 import { signalProcess } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
-import { markedEnv, newMark, waitForGone } from '../helpers/processes.js';
+import assert from 'node:assert/strict';
+import { JsonLines, markedEnv, newMark, startFixture, waitForGone } from '../helpers/processes.js';
 
 export const TEST_LABEL = 'leash-test';
 
@@ -152,4 +153,20 @@ function listDirectory(path: string): string[] {
 /** Live processes whose command line names `text` (a container id, the runtime's folder). */
 export function processesMentioning(text: string): number[] {
   return listPids().filter((pid) => pid !== process.pid && (readCommandLine(pid) ?? []).some((word) => word.includes(text)));
+}
+
+/** Starts the test client (fixtures/containers/client.mjs) with `command` as its server; waits for the server's "ready". */
+export async function startClient(rt: Runtime, mark: string, command: string[], containment = 'auto') {
+  const client = startFixture('containers/client.mjs', command, mark, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    extraEnv: { ...rt.env, LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '', LEASH_CONTAINMENT: containment },
+  });
+  const lines = new JsonLines(client);
+  const { server } = await lines.next<{ server: number }>(10_000);
+  let line = await lines.next<{ line?: string; exit?: number }>(30_000);
+  while (line.line !== 'ready') {
+    assert.equal(line.exit, undefined, `the server exited before it was ready: ${lines.stderr}`);
+    line = await lines.next(30_000);
+  }
+  return { client, lines, server };
 }
