@@ -1,6 +1,6 @@
 // What the supervisor remembers about the groups it guards, with a bound: the pipe may carry
 // anything, and a process that must outlive its owner cannot be grown without limit.
-import { GroupHandle, isPidfdOf, type Witness } from '../sys/group-handle.js';
+import { GroupHandle, isPidfdOf, provesGroup, type Witness } from '../sys/group-handle.js';
 import { recordGroupMembers, type ProcessIdentityMark } from '../sys/group-membership.js';
 import { groupLeaderIdentity, LEADER_ALREADY_GONE, signalGroup } from '../sys/processes.js';
 import { hasProcfs, readProcStat } from '../sys/procfs.js';
@@ -83,8 +83,13 @@ export class GroupRegistry {
     const previous = this.handles.get(pgid);
     this.groups.set(pgid, identity);
     this.members.delete(pgid);
-    // The same group named again keeps what holds it; another identity starts afresh.
-    if (previous && previous.leaderStartTime === identity) {
+    // The same group named again keeps what holds it; so does the word that its leader is gone
+    // (`register PGID 0`, a guard that saw the leader exit) about a group still held: its pidfd
+    // reaches the group after the leader's death, and the members recorded below join its
+    // witnesses. Another identity starts afresh.
+    const stillHeld = previous !== undefined && identity === LEADER_ALREADY_GONE && previous.leaderStartTime !== undefined &&
+      previous.leaderStartTime !== LEADER_ALREADY_GONE && provesGroup(previous.prove());
+    if (previous && (previous.leaderStartTime === identity || stillHeld)) {
       previous.openHandle();
       previous.refreshWitnesses();
     } else {

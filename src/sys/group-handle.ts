@@ -199,8 +199,14 @@ export class GroupHandle {
     }
     if (!hasProcfs() || this.leaderStartTime === undefined) return signalGroup(this.pgid, 0) === 'gone' ? 'gone' : 'number';
     const leader = readProcStat(this.pgid);
-    // While the group lives its number can name no other process: another process there means it is gone.
-    if (leader) return leader.startTime === this.leaderStartTime && leader.pgid === this.pgid ? 'leader' : 'gone';
+    if (leader) {
+      if (leader.startTime === this.leaderStartTime && leader.pgid === this.pgid) return 'leader';
+      // Another process at the number is a stranger, unless a witness still holds the group: then
+      // the number was never free, and that process is the leader itself (a zombie not yet reaped,
+      // of a group registered as leaderless).
+      for (const witness of this.witnessList) if (statInGroup(witness, this.pgid)) return 'witness';
+      return 'gone';
+    }
     if (signalGroup(this.pgid, 0) === 'gone') return 'gone';
     for (const witness of this.witnessList) if (statInGroup(witness, this.pgid)) return 'witness';
     return 'unproven';

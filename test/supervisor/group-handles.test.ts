@@ -135,3 +135,38 @@ test('bad identity lines get a notice and cost no registration: a handle that is
   // The registration stands: the group is ended at EOF.
   assert.ok(await waitForGone([leader.pid, member!], 5000), 'the registered group survived');
 }));
+
+// A guard that hears a leader's exit sends `register PGID 0` at once, while the leader is still an
+// unreaped zombie (its parent has not waited for it yet). The group must stay held: by its pidfd,
+// or by the members recorded then (a zombie at the number is the leader itself while a witness
+// still holds the group), never dropped as "stale".
+for (const path of GROUP_PATHS) {
+  test(`[${path.name}] register PGID 0 while the exited leader is an unreaped zombie: the member still ends at EOF`, { skip: !linux }, withMark(async (mark) => {
+    const supervisor = startSupervisorOn(mark, path.env, 3000);
+    const { roundTrip, text } = listen(supervisor);
+    // python3 starts the leader and never waits for it: the leader stays a zombie after its exit.
+    const parent = spawn('python3', ['-c', [
+      'import subprocess, sys, time',
+      "p = subprocess.Popen(['sh', '-c', 'env -i sleep 1000 & echo $!; read -r _'], start_new_session=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)",
+      'print(p.pid)',
+      'print(p.stdout.readline().decode().strip(), flush=True)',
+      'sys.stdin.readline()',
+      'p.stdin.write(b"\\n"); p.stdin.flush()',
+      'time.sleep(1000)',
+    ].join('\n')], { detached: true, stdio: ['pipe', 'pipe', 'inherit'], env: markedEnv(mark) });
+    try {
+      const [leader, member] = await readPids(parent, 2);
+      await register(supervisor, roundTrip, leader!, path.handles);
+      parent.stdin!.write('\n'); // the leader exits; nobody reaps it
+      assert.ok(await waitUntil(() => readProcStat(leader!)?.state === 'Z', 5000), 'the leader never became a zombie');
+      assert.ok(isProcessAlive(member!) && readProcStat(member!)?.pgid === leader, 'no member left in the group');
+      supervisor.stdin!.write(`register ${leader} 0\n`);
+      await roundTrip();
+      supervisor.stdin!.end();
+      assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+      assert.ok(await waitForGone([member!], 5000), `the member survived the owner's death: ${text()}`);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  }));
+}
