@@ -284,6 +284,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   setImmediate(() =>
     void warmUpTeardown(ownPgid)
       .catch(() => {})
+      // Finds the thread that sleeps in read(0), so that the check at the parent-death signal
+      // looks at that one thread only (procfs.ts caches it).
+      .then(() => {
+        if (owner && input.mode() === 'thread') threadSleepsInRead(0);
+      })
       .then(warmUpDone)
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(() => {

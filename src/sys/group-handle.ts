@@ -213,6 +213,17 @@ export class GroupHandle {
   }
 
   /**
+   * Signals the group through its pidfd only: the call is its own proof ('sent': the group that
+   * leader named still has a member; 'gone': it emptied, whoever holds the number now). 'none'
+   * where no working pidfd is held (the caller proves the group another way).
+   */
+  signalThroughPidfd(signal: NodeJS.Signals): 'sent' | 'gone' | 'denied' | 'none' {
+    if (this.fd === undefined || !groupHandlesEnabled()) return 'none';
+    const sent = signalPidfdGroup(this.fd, numberOf(signal));
+    return sent === 'unsupported' ? 'none' : sent;
+  }
+
+  /**
    * Signals the group: through the pidfd where held, else by number once proven. 'unproven' when
    * nothing proves it (the caller may still end proven members one by one).
    */
