@@ -198,6 +198,8 @@ export class SupervisorLink {
       '--owner-token',
       this.config.ownerToken,
     );
+    // Tells it which descriptors are handles, so that it may close one that no group takes.
+    if (inherited.length > 0) args.push('--handle-fds', String(inherited.length));
     let child: ChildProcess;
     try {
       child = spawn(command!, args, {

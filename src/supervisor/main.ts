@@ -2,6 +2,7 @@
 // from control lines on stdin, and takes them down when stdin reaches EOF, which happens
 // exactly when the owner (the only writer) is gone, however it died.
 // Imports nothing beyond Node's standard library and leash's own standard-library-only files.
+import { closeSync } from 'node:fs';
 import { readUntilEof } from './control-input.js';
 import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } from './protocol.js';
@@ -16,7 +17,7 @@ import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
 
 export const SUPERVISOR_USAGE =
-  'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]';
+  'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N] [--handle-fds N]';
 
 /** How often the witnesses of groups held without a pidfd are refreshed: every 250 ms for 3 s after a registration, then every 2 s. */
 const WITNESS_REFRESH_MS = 250;
@@ -42,6 +43,12 @@ export interface SupervisorOptions {
   ownerToken?: string;
   /** Live groups remembered at most (MAX_REGISTERED by default). */
   maxGroups?: number;
+  /**
+   * How many descriptors from 3 up the owner handed over as group handles (its replay). One that
+   * no `handle` line attaches is closed when its line is refused: the supervisor never closes a
+   * descriptor it was not told is an inherited handle.
+   */
+  handleFds?: number;
 }
 
 /** Parses the supervisor's flags; a string is the usage error to print. */
@@ -50,10 +57,11 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
   let graceMs = DEFAULT_GRACE_MS;
   let ownerToken: string | undefined;
   let maxGroups: number | undefined;
+  let handleFds: number | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--parent-pgid' || flag === '--grace-ms' || flag === '--owner-token' || flag === '--max-groups') {
+    if (flag === '--parent-pgid' || flag === '--grace-ms' || flag === '--owner-token' || flag === '--max-groups' || flag === '--handle-fds') {
       if (value === undefined) return `${flag} needs a value`;
       i += 1;
       if (flag === '--owner-token') {
@@ -67,6 +75,9 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
       else if (flag === '--max-groups') {
         if (number < 1 || number > 1_000_000) return '--max-groups takes 1 to 1000000';
         maxGroups = number;
+      } else if (flag === '--handle-fds') {
+        if (number > 65_536) return '--handle-fds takes 0 to 65536';
+        handleFds = number;
       }
       else if (number > 600_000) return '--grace-ms is at most 600000';
       else graceMs = number;
@@ -77,7 +88,7 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
   // 0 is what a process sees when its group leader lives outside its pid namespace
   // (unshare --pid without setsid, some sandboxes): then there is no parent group to spare.
   if (parentPgid === undefined) return '--parent-pgid PGID is required';
-  return { parentPgid, graceMs, ownerToken, maxGroups };
+  return { parentPgid, graceMs, ownerToken, maxGroups, handleFds };
 }
 
 /** Runs the supervisor until EOF on stdin; resolves with the exit code. */
@@ -126,6 +137,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     );
   };
   const registry = new GroupRegistry(options.maxGroups);
+  /** Inherited handle descriptors (--handle-fds) no `handle` line has attached yet. */
+  const unclaimedHandleFds = new Set<number>(Array.from({ length: options.handleFds ?? 0 }, (_, index) => 3 + index));
   // Groups let go on purpose keep the owner token in their environment: the sweep must spare
   // them, by identity, not by number (numbers are recycled).
   const disowned = new Map<number, number | undefined>();
@@ -182,8 +195,15 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       }
       case 'handle': {
         const outcome = registry.adoptHandle(command.pgid, command.fd);
+        if (outcome === 'kept') {
+          unclaimedHandleFds.delete(command.fd);
+          return;
+        }
         if (outcome === 'unknown') notices.say(`ignoring the handle of process group ${command.pgid}, which is not registered`);
-        else if (outcome === 'invalid') notices.say(`ignoring descriptor ${command.fd}: it is no pidfd of process group ${command.pgid}'s leader`);
+        else notices.say(`ignoring descriptor ${command.fd}: it is no pidfd of process group ${command.pgid}'s leader`);
+        // An inherited handle nobody will use (its group was unregistered before the line came,
+        // say) is closed, unless a group holds it: otherwise every replay would leak it.
+        if (unclaimedHandleFds.delete(command.fd) && !registry.holdsDescriptor(command.fd)) closeQuietly(command.fd);
         return;
       }
       case 'unregister':
@@ -315,6 +335,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
 function heldChunkMs(): number {
   const ms = /^[0-9]{1,5}$/.exec(process.env.LEASH_TEST_SUPERVISOR_HOLD_CHUNKS ?? '')?.[0];
   return ms === undefined ? 0 : Number(ms);
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Already closed: nothing held.
+  }
 }
 
 /** The process that started this one (its owner), by identity, where /proc shows it; read first thing. */

@@ -138,6 +138,12 @@ export class GroupRegistry {
     return 'kept';
   }
 
+  /** Whether a group holds descriptor `fd` as its handle. */
+  holdsDescriptor(fd: number): boolean {
+    for (const handle of this.handles.values()) if (handle.descriptor === fd) return true;
+    return false;
+  }
+
   /** Opens a pidfd for every group whose leader is still the recorded one (once the native calls are loaded). */
   openHandles(): void {
     for (const handle of this.handles.values()) handle.openHandle();

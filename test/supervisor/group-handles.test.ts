@@ -8,6 +8,7 @@ import { readlinkSync } from 'node:fs';
 import { test } from 'node:test';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { closeFd, loadNativeSync, openPidfd } from '../../src/sys/native.js';
 import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
@@ -169,4 +170,55 @@ for (const path of GROUP_PATHS) {
       parent.kill('SIGKILL');
     }
   }));
+}
+
+// A replacement supervisor gets the owner's pidfds as inherited descriptors (--handle-fds N: slots
+// 3 to 2+N). One whose `handle` line is refused (its group was unregistered before the line came)
+// would stay open for the supervisor's life, one per replay: it is closed. A descriptor the flag
+// does not declare, or one a group holds, is never closed on a refused line.
+test('an inherited handle no group takes is closed; one a group holds, or one not declared, stays open', { skip: !linux }, withMark(async (mark) => {
+  assert.ok(loadNativeSync(), 'the native calls did not load');
+  const leader = leaderWithMember(mark, 'sleep 1000');
+  const [member] = await readPids(leader, 1);
+  const stranger = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env: markedEnv(mark) }) as ChildProcess & { pid: number };
+  const held = openPidfd(leader.pid)!;
+  const refused = openPidfd(stranger.pid)!;
+  const undeclared = openPidfd(stranger.pid)!;
+  let supervisor: ChildProcess | undefined;
+  try {
+    supervisor = spawn(process.execPath, [SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId()), '--grace-ms', '2000', '--handle-fds', '2'], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'pipe', held, refused, undeclared],
+      env: markedEnv(mark),
+    });
+    const { roundTrip, text } = listen(supervisor);
+    const pid = supervisor.pid!;
+    const isPidfd = (fd: number) => /^(anon_inode:\[pidfd\]|pidfd:)/.test(readFdLink(pid, fd));
+    assert.ok([3, 4, 5].every(isPidfd), 'the supervisor did not inherit three pidfds');
+    supervisor.stdin!.write(
+      `recall ${leader.pid} ${startTimeOf(leader.pid)}\nhandle ${leader.pid} 3\n` +
+        `handle ${stranger.pid} 4\nhandle ${stranger.pid} 5\nhandle ${stranger.pid} 3\n`,
+    );
+    await roundTrip();
+    assert.match(text(), new RegExp(`ignoring the handle of process group ${stranger.pid}, which is not registered`));
+    assert.ok(await waitUntil(() => !isPidfd(4), 5000), 'the refused inherited handle stayed open');
+    assert.ok(isPidfd(3), 'the handle a group holds was closed by a refused line naming it');
+    assert.ok(isPidfd(5), 'a descriptor --handle-fds does not declare was closed');
+    supervisor.stdin!.end();
+    assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+    assert.ok(await waitForGone([leader.pid, member!], 5000), 'the recalled group survived EOF');
+    assert.ok(isProcessAlive(stranger.pid), 'the stranger was signalled');
+  } finally {
+    for (const fd of [held, refused, undeclared]) closeFd(fd);
+    stranger.kill('SIGKILL');
+    if (supervisor && supervisor.exitCode === null) supervisor.kill('SIGKILL');
+  }
+}));
+
+function readFdLink(pid: number, fd: number): string {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`);
+  } catch {
+    return '';
+  }
 }
