@@ -7,7 +7,7 @@ import { readUntilEof } from './control-input.js';
 import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
-import { tearDown, warmUpHandles, warmUpTeardown } from './teardown.js';
+import { tearDown, warmUpHandles, warmUpTeardown, type TeardownPlan } from './teardown.js';
 import { Watchdog } from './watchdog.js';
 import { kernelMayHaveGroupHandles } from '../sys/group-handle.js';
 import { loadNativeSync } from '../sys/native.js';
@@ -230,22 +230,24 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   let teardown: Promise<unknown> | undefined;
   const teardowns: Promise<unknown>[] = [];
   const handedOver = new Set<number>();
+  /** The plan for the groups no teardown has yet. No side effect: the warm-up runs it, so that its code is compiled before EOF. */
+  const planTeardown = (first: boolean): TeardownPlan => ({
+    groups: new Map([...registry.groups].filter(([pgid]) => !handedOver.has(pgid))),
+    handles: registry.handles,
+    members: registry.members,
+    graceMs: options.graceMs,
+    ownerToken: options.ownerToken,
+    disowned,
+    // The first teardown retires the watchdog when it ends: a later one goes without it.
+    watchdog: first ? watchdog : undefined,
+    notify: (message) => notices.say(message),
+  });
   const beginTeardown = () => {
     const first = teardown === undefined;
-    const groups = new Map([...registry.groups].filter(([pgid]) => !handedOver.has(pgid)));
-    if (!first && groups.size === 0) return;
-    for (const pgid of groups.keys()) handedOver.add(pgid);
-    const run = tearDown({
-      groups,
-      handles: registry.handles,
-      members: registry.members,
-      graceMs: options.graceMs,
-      ownerToken: options.ownerToken,
-      disowned,
-      // The first teardown retires the watchdog when it ends: a later one goes without it.
-      watchdog: first ? watchdog : undefined,
-      notify: (message) => notices.say(message),
-    });
+    const plan = planTeardown(first);
+    if (!first && plan.groups.size === 0) return;
+    for (const pgid of plan.groups.keys()) handedOver.add(pgid);
+    const run = tearDown(plan);
     teardown ??= run;
     teardowns.push(run);
   };
@@ -305,9 +307,10 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     void warmUpTeardown(ownPgid)
       .catch(() => {})
       // Finds the thread that sleeps in read(0), so that the check at the parent-death signal
-      // looks at that one thread only (procfs.ts caches it).
+      // looks at that one thread only (procfs.ts caches it); runs the plan's code once.
       .then(() => {
         if (owner && input.mode() === 'thread') threadSleepsInRead(0);
+        planTeardown(false);
       })
       .then(warmUpDone)
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))

@@ -15,7 +15,7 @@ import {
   type ProcessMark,
 } from '../sys/processes.js';
 import { pauseSync, waitUntil } from '../sys/wait.js';
-import { GroupHandle, provesGroup } from '../sys/group-handle.js';
+import { GroupHandle, groupHandlesAvailable, provesGroup } from '../sys/group-handle.js';
 import { loadNativeSync, nativeLoaded } from '../sys/native.js';
 import { OWNER_TOKEN_VARIABLE } from './protocol.js';
 import type { Watchdog } from './watchdog.js';
@@ -148,6 +148,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // the pidfd is the proof (it reaches that group or nothing). No /proc read stands before it:
   // each path read there costs tens of microseconds the first time after a pause.
   const throughPidfd: number[] = [];
+  const pidfdsWork = groupHandlesAvailable();
   for (const [pgid, startTime] of plan.groups) {
     if (pgid === watchdog?.pid) continue; // its own group, never a target
     const handle = handleOf(pgid);
@@ -158,7 +159,7 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       else if (identity === 'leaderless') leaderless.add(pgid);
       continue;
     }
-    if (handle.hasHandle()) {
+    if (pidfdsWork && handle.descriptor !== undefined) {
       throughPidfd.push(pgid);
       continue;
     }

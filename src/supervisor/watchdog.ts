@@ -15,6 +15,7 @@
 // Standard library only: child_process is loaded when the watchdog is started, off the EOF path.
 import type { ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
+import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 
@@ -65,6 +66,7 @@ export const WATCHDOG_NAME = 'leash-supervisor-watchdog';
 export class Watchdog {
   private child: ChildProcess | undefined;
   private list: Writable | null = null;
+  private listFd: number | undefined;
   private exited = false;
   private retired = false;
 
@@ -121,6 +123,12 @@ export class Watchdog {
       if (!this.retired) this.onLost();
     });
     this.list = child.stdio[3] as Writable | null;
+    // The list's descriptor, written with one write(2) while nothing waits in the stream: the
+    // stream's own path runs code that never ran before, about 0.15 ms the first time, and the
+    // first write comes between the owner's death and the first signal. Node exposes it on its pipe
+    // handle; a runtime that does not keeps the stream.
+    const fd = (this.list as unknown as { _handle?: { fd?: unknown } } | null)?._handle?.fd;
+    this.listFd = typeof fd === 'number' && fd > 2 ? fd : undefined;
     for (const stream of [child.stdin, this.list]) {
       stream?.on('error', () => {});
       // Never keeps the supervisor's event loop alive.
@@ -186,6 +194,20 @@ export class Watchdog {
     // takes about 280 small writes or 90 KB; past that, lines wait in this process and a death
     // loses them: hence one write per batch, and the answer, so that nothing is stopped on the
     // strength of a line still queued here (a chain of escapees, one write per link, fills it).
+    if (this.listFd !== undefined && this.list.writableLength === 0) {
+      let written = 0;
+      try {
+        written = writeSync(this.listFd, line);
+      } catch (error) {
+        // A full pipe takes the line through the stream below; any other error (the shell gone)
+        // leaves it untaken.
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return false;
+      }
+      if (written === line.length) return true; // the lines are ASCII: one byte per character
+      // The rest waits in the stream, behind what the pipe took: the order of the lines is kept.
+      this.list.write(line.slice(written));
+      return false;
+    }
     this.list.write(line);
     return this.list.writableLength === 0;
   }

@@ -215,10 +215,11 @@ export class GroupHandle {
   /**
    * Signals the group through its pidfd only: the call is its own proof ('sent': the group that
    * leader named still has a member; 'gone': it emptied, whoever holds the number now). 'none'
-   * where no working pidfd is held (the caller proves the group another way).
+   * where no pidfd is held or the kernel refuses the flag (the caller proves the group another
+   * way). For a caller that checked groupHandlesAvailable() once for many groups.
    */
   signalThroughPidfd(signal: NodeJS.Signals): 'sent' | 'gone' | 'denied' | 'none' {
-    if (this.fd === undefined || !groupHandlesEnabled()) return 'none';
+    if (this.fd === undefined) return 'none';
     const sent = signalPidfdGroup(this.fd, numberOf(signal));
     return sent === 'unsupported' ? 'none' : sent;
   }
