@@ -2,6 +2,7 @@
 // provably still the one registered, every process that left one of them but still descends from
 // it, and every process carrying the owner's token; wait for them to empty (zombies count as
 // empty); KILL what is left after the grace.
+import { writeSync } from 'node:fs';
 import { hasProcfs, readChildrenOfThreads, readChildrenOnceStopped, readProcStat } from '../sys/procfs.js';
 import { FROZEN_WALK_BUDGET_MS, walkFrozenGroups, type FrozenWalk } from '../sys/tree.js';
 import { proveLeader, proveMembers, signalProven, unprovenGroupNotice, type ProcessIdentityMark } from '../sys/group-membership.js';
@@ -183,8 +184,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   // A group held by a pidfd may have lost its leader: its witnesses (where any are known) go on
   // the list too, unread.
   const held = [...proven, ...throughPidfd];
-  const heldWitnesses = [...leaderGone, ...throughPidfd].flatMap((pgid) => handleOf(pgid)?.witnesses ?? []);
-  if (watchdog && (!watchdog.holdGroups(held.map((pgid) => [pgid, plan.groups.get(pgid)])) || !watchdog.holdProcesses(heldWitnesses))) {
+  const heldWitnesses = [...leaderGone, ...throughPidfd].flatMap((pgid) => (handleOf(pgid)?.witnesses ?? []).map((witness) => ({ pgid, ...witness })));
+  if (watchdog && (!watchdog.holdGroups(held.map((pgid) => [pgid, plan.groups.get(pgid)])) || !watchdog.holdGroupsByWitness(heldWitnesses))) {
     freeze = false;
     plan.notify?.(`the watchdog could not take the list of ${held.length} groups: they are ended without the freeze (escapees that left them are not looked for)`);
   }
@@ -250,10 +251,15 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
         walk = walkFrozenGroups(groups, {
           stopEscapees: true,
           spare,
-          onMember: (stat) => {
+          onMember: (stat, leaderGone) => {
             const list = frozenMembers.get(stat.pgid);
             if (list) list.push(stat);
-            else frozenMembers.set(stat.pgid, [stat]);
+            else {
+              frozenMembers.set(stat.pgid, [stat]);
+              // A group whose leader is gone is held on the watchdog's list by its first member met
+              // (no `g` line can hold it): a supervisor killed during the walk leaves none of it stopped.
+              if (leaderGone) watchdog?.holdGroupsByWitness([{ pgid: stat.pgid, pid: stat.pid, startTime: stat.startTime }]);
+            }
           },
           beforeStop: (stats) => {
             if (hooks.pauseAt === 'escapee' && stopped.length === 0) pauseSync(hooks.pauseMs);
@@ -267,7 +273,11 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
           // The test pause is not the walk's time.
           budgetMs: FROZEN_WALK_BUDGET_MS + (hooks.pauseAt === 'escapee' ? hooks.pauseMs : 0),
         });
-        if (hooks.pauseAt === 'frozen') pauseSync(hooks.pauseMs);
+        if (hooks.pauseAt === 'frozen') {
+          // Said first, at once: a test acts on the frozen teardown once the walk is over.
+          writeSync(2, 'leash supervise: test pause: frozen\n');
+          pauseSync(hooks.pauseMs);
+        }
       } finally {
         // Whatever the walk met, nothing is left stopped. A member stopped with a TERM handler
         // would hold the signal until SIGKILL: SIGCONT thaws it (and one stopped before us).
@@ -281,9 +291,12 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
         // grace has its SIGKILL done by the watchdog, and no write competes with the thaw.
       }
       // Off the path to the first signals: the frozen members go on the watchdog's list by
-      // identity, so that a supervisor killed during the grace has them KILLed even where their
-      // leader exited on the TERM (the watchdog signals a group by number only with its leader).
-      if (watchdog && frozenMembers.size > 0) watchdog.holdProcesses([...frozenMembers.values()].flat());
+      // identity, each a witness of its group, so that a supervisor killed during the grace has
+      // them and their groups KILLed even where the leader exited on the TERM (a `g` line holds a
+      // group only with its leader).
+      if (watchdog && frozenMembers.size > 0) {
+        watchdog.holdGroupsByWitness([...frozenMembers].flatMap(([pgid, members]) => members.map((member) => ({ pgid, pid: member.pid, startTime: member.startTime }))));
+      }
       // Seen in their groups while those were proven: witnesses, should a leader exit on the TERM.
       for (const [pgid, members] of frozenMembers) handleOf(pgid)?.addWitnesses(members);
       const signalled = new Set(stopped.map((mark) => mark.pid));

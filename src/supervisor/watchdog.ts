@@ -20,22 +20,25 @@ import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 
 // Lines on fd 3: "g PGID START" (a group; START is its leader's start time or -), "p PID START"
-// (one process), "G PGID" and "P PID" (gone: emptied or exited, so its number may be reused and
-// must not be signalled), "c" (nothing is stopped any more). A last line without its line break
-// (the writer died in the middle of it) is never acted on: read fails on it. dash, bash and
-// busybox sh all run it; it needs no program but the shell (read and kill are built in) and no
-// environment.
+// (one process), "w PGID PID START" (a group held by a member, its witness: the group while that
+// process is alive with that start time and still in it, since a number is not reused while a
+// member holds it; and the process itself), "G PGID" and "P PID" (gone: emptied or exited, so its
+// number may be reused and must not be signalled), "c" (nothing is stopped any more). A last
+// line without its line break (the writer died in the middle of it) is never acted on: read fails
+// on it. dash, bash and busybox sh all run it; it needs no program but the shell (read and kill
+// are built in) and no environment.
 const SCRIPT = `
 set -f
 read -r _
-groups= procs= gone=" "
-while read -r verb id start; do
+groups= procs= wits= gone=" "
+while read -r verb id start more; do
   case $verb in
     g) groups="$groups $id:$start" ;;
     p) procs="$procs $id:$start" ;;
+    w) wits="$wits $id:$start:$more" ;;
     G) gone="$gone-$id " ;;
     P) gone="$gone$id " ;;
-    c) groups= procs= gone=" " ;;
+    c) groups= procs= wits= gone=" " ;;
   esac
 done <&3
 # The start time of process $1 (field 22 of its stat, counted after the command name), or nothing.
@@ -51,6 +54,22 @@ for entry in $groups; do
   # By number only while the leader is the one listed: without it the number may name a
   # stranger's group (its members that were frozen are listed one by one, as p lines).
   if [ "$start" = - ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
+done
+# The group and start time of process $1, "PGID:START" (fields 5 and 22), or nothing.
+ident() {
+  line=
+  { read -r line < "/proc/$1/stat"; } 2>/dev/null || return 0
+  set -- \${line##*) }
+  echo "\$3:\${20}"
+}
+for entry in $wits; do
+  pgid=\${entry%%:*} rest=\${entry#*:}
+  pid=\${rest%%:*} start=\${rest#*:}
+  case $gone in *" $pid "*) continue ;; esac
+  now=$(ident "$pid")
+  [ "\${now#*:}" = "$start" ] || continue
+  case $gone in *" -$pgid "*) ;; *) [ "\${now%%:*}" = "$pgid" ] && kill -s KILL -- "-$pgid" 2>/dev/null ;; esac
+  kill -s KILL -- "$pid" 2>/dev/null
 done
 for entry in $procs; do
   pid=\${entry%%:*}
@@ -147,6 +166,18 @@ export class Watchdog {
     if (groups.length === 0) return true;
     let lines = '';
     for (const [pgid, leaderStartTime] of groups) lines += `g ${pgid} ${leaderStartTime ?? '-'}\n`;
+    return this.send(lines);
+  }
+
+  /**
+   * Puts groups on the list by a member each (a witness: see the script), in one write; for a
+   * group whose leader is gone, which a `g` line cannot hold. The member itself is held too, as by
+   * holdProcesses. False as for holdGroups.
+   */
+  holdGroupsByWitness(witnesses: ReadonlyArray<{ pgid: number; pid: number; startTime: number }>): boolean {
+    if (witnesses.length === 0) return true;
+    let lines = '';
+    for (const { pgid, pid, startTime } of witnesses) lines += `w ${pgid} ${pid} ${startTime}\n`;
     return this.send(lines);
   }
 

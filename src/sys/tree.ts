@@ -255,8 +255,11 @@ export interface FrozenWalkOptions {
    * them first, say). Returning false leaves them running: they are walked as running processes.
    */
   beforeStop?: (stats: ProcStat[]) => boolean;
-  /** Told of each member of the groups met below a leader or in the scan (not the leaders themselves). */
-  onMember?: (stat: ProcStat) => void;
+  /**
+   * Told of each member of the groups met below a leader or in the scan (not the leaders
+   * themselves); `leaderGone` when its group's leader was gone when the walk began.
+   */
+  onMember?: (stat: ProcStat, leaderGone: boolean) => void;
   /** Processes read at most (members and escapees): the walk is cut there. Default 4096. */
   maxProcesses?: number;
   /** Time the walk may take at most, in milliseconds: it is cut there. Default 200. */
@@ -314,7 +317,7 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
     if (isDeadState(stat.state)) return true; // a zombie has handed its children on already
     if (pgids.has(stat.pgid)) {
       members.push({ pid: stat.pid, threads: stat.threads ?? 0 });
-      options.onMember?.(stat);
+      options.onMember?.(stat, leaderless.has(stat.pgid));
       return true;
     }
     if (options.spare?.(stat)) {
@@ -424,7 +427,10 @@ export function walkFrozenGroups(pgids: ReadonlySet<number>, options: FrozenWalk
     const siblings = byParent.get(stat.ppid);
     if (siblings) siblings.push(stat);
     else byParent.set(stat.ppid, [stat]);
-    if (leaderless.has(stat.pgid)) pending.push(stat.pid);
+    if (leaderless.has(stat.pgid) && stat.pid !== process.pid) {
+      pending.push(stat.pid);
+      if (!isDeadState(stat.state)) options.onMember?.(stat, true);
+    }
   }
   const expanded = new Set(pending);
   while (pending.length > 0) {

@@ -12,6 +12,7 @@ import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedEnv, markedPids, withMark } from '../helpers/processes.js';
 import { SUPERVISOR_MAIN, startTimeOf } from '../helpers/groups.js';
+import { GROUP_PATHS, pidfdCount } from '../helpers/group-paths.js';
 
 /** Lines of a child's stdout, awaited one by one with a deadline. */
 function linesOf(child: ChildProcess) {
@@ -290,3 +291,36 @@ test('a watchdog killed by someone else is started again, and still covers the f
   assert.ok(await waitUntil(() => frozen.every(isStopped), 10_000), 'the group and its escapee were not frozen');
   await killSupervisorExpectingNothingLeft(mark, supervisor);
 }));
+
+// A group whose leader is gone at EOF (a wrapper that forked its server and exited) cannot be held
+// by a `g` line, which needs the leader, and members forked after the registration are known to
+// nobody (no witness refresh while a pidfd holds the group; on the fallback, one witness handed
+// over). The first member met goes on the watchdog's list as the group's witness (`w`): a
+// supervisor SIGKILLed while the group is frozen has the whole group KILLed (before: only the
+// members listed one by one; the others were left stopped for good).
+for (const path of GROUP_PATHS) {
+  test(`[${path.name}] a supervisor SIGKILLed while a group whose leader is gone is frozen: every member is ended, none left stopped`, withMark(async (mark) => {
+    const leader = spawn('sh', ['-c', 'read -r _; sleep 1000 & echo $!; sleep 1000 & echo $!; read -r _'], {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: markedEnv(mark),
+    });
+    const line = linesOf(leader);
+    const supervisor = startSupervisor(mark, { ...path.env, LEASH_TEST_SUPERVISOR_PAUSE: 'frozen:20000' }, 5000);
+    supervisor.stdin!.write(`register ${leader.pid!} ${startTimeOf(leader.pid!)}\n`);
+    assert.ok(await waitUntil(() => watchdogOf(supervisor.pid!) !== undefined, 10_000), 'the supervisor started no watchdog');
+    if (path.handles) assert.ok(await waitUntil(() => pidfdCount(supervisor.pid!) >= 1, 10_000), 'the supervisor never took the group\'s pidfd');
+    leader.stdin!.write('\n'); // now it forks its two members
+    const members = [Number(await line()), Number(await line())];
+    // The fallback needs one witness to prove the group at EOF: the first member, as a replay gives it.
+    if (!path.handles) supervisor.stdin!.write(`witness ${leader.pid!} ${members[0]} ${startTimeOf(members[0]!)}\n`);
+    leader.stdin!.write('\n'); // and exits, leaving them in its group
+    await exited(leader, 10_000);
+    assert.ok(members.every((pid) => readProcStat(pid)?.pgid === leader.pid), 'the members did not stay in the group');
+    supervisor.stdin!.end();
+    assert.ok(await waitUntil(() => members.every(isStopped), 10_000), `the leaderless group was not frozen: ${supervisor.stderrText()}`);
+    // Once the walk is over (the hook says so): the members met in it are on the list by then.
+    assert.ok(await waitUntil(() => supervisor.stderrText().includes('test pause: frozen'), 10_000), 'the supervisor never paused');
+    await killSupervisorExpectingNothingLeft(mark, supervisor);
+  }));
+}
