@@ -825,6 +825,27 @@ class JsFileAnalysis {
     return owner?.shape.pty === true && owner.shape.functions.has(name);
   }
 
+  /**
+   * `x.spawn(file, args, { cols, rows, ... })`: node-pty's signature, whatever the module is called
+   * or wherever it came from (a module chosen at run time, `ptyInfo.module.spawn`). Not a call the
+   * imports already make a PTY spawn (reported as such), nor one of a known pipe-child spawn
+   * (`child_process`, cross-spawn, ...: they ignore a terminal size).
+   */
+  private isPtyShape(call: ts.CallExpression, callee: ts.Expression): boolean {
+    if (calleeName(call) !== 'spawn' || !(ts.isIdentifier(callee) || ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) return false;
+    const options = call.arguments[2] && unwrap(call.arguments[2]);
+    if (!options || !ts.isObjectLiteralExpression(options)) return false;
+    let cols = false;
+    let rows = false;
+    for (const property of options.properties) {
+      if (!ts.isPropertyAssignment(property) && !ts.isShorthandPropertyAssignment(property)) continue;
+      const name = propertyName(property.name);
+      if (name === 'cols') cols = true;
+      else if (name === 'rows') rows = true;
+    }
+    return cols && rows && !this.isSpawnFunction(callee);
+  }
+
   /** `promisify(exec)` / `util.promisify(cp.execFile)`. */
   private isPromisifiedSpawn(expression: ts.Expression): boolean {
     const node = unwrap(expression);
@@ -1228,6 +1249,9 @@ class JsFileAnalysis {
         this.report(ts.isPropertyAccessExpression(callee) ? callee.name : callee, 'js-unref-child', 'error', '`.unref()` on a child process lets the owner exit while the child keeps running', call);
       }
       return;
+    }
+    if (this.isPtyShape(call, callee)) {
+      this.report(call, 'js-pty', 'error', '`spawn` with a terminal size (`cols` and `rows`: node-pty\'s signature) starts the child on a pseudo-terminal, in a new session of its own: a kill of the owner\'s group misses it', call);
     }
     if (!this.isSpawnFunction(callee)) {
       // A callee imported from the project is looked up only for a call that could be a finding.
