@@ -1296,16 +1296,9 @@ class JsFileAnalysis {
   /** The detaching command a call runs: a literal program and the literal words of its argument array, up to the first one not known. */
   private detachingCommandOf(call: ts.CallExpression): string | undefined {
     const [program, args] = call.arguments;
-    const command = program && this.literalText(program);
     const list = args && unwrap(args);
-    if (command === undefined || !list || !ts.isArrayLiteralExpression(list)) return undefined;
-    const argv = [command];
-    for (const element of list.elements) {
-      const text = this.literalText(element);
-      if (text === undefined) break;
-      argv.push(text);
-    }
-    return detachingCommandIn(argv);
+    if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
+    return detachingCommandIn([this.literalText(program), ...list.elements.map((element) => this.literalText(element))]);
   }
 
   private literalText(expression: ts.Expression): string | undefined {
