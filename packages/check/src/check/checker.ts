@@ -11,7 +11,8 @@ const PYTHON_PREFILTER =
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
-const JS_PREFILTER = /detach|\bunref\b|node-pty/;
+// `'daemon'` quoted: npm's daemon package, named by its specifier (every call of it detaches).
+const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]/;
 
 /**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
@@ -20,7 +21,7 @@ const JS_PREFILTER = /detach|\bunref\b|node-pty/;
  * mentions detached nodes in its comments is not parsed (a megabyte of them was a second of CPU).
  */
 const JS_SPAWN_GATE =
-  /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?[/'"`]/;
+  /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|['"`]daemon['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?[/'"`]/;
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one

@@ -425,8 +425,9 @@ class Tokenizer {
     if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
       const value = cook(this.text.slice(start + 1, j - 1));
       if (SPAWN_MODULES.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
-      // A PTY library's every call is a finding: its binding is a trigger, followed to its uses.
-      if (SPAWN_MODULES.get(value)?.pty) this.current.seed = true;
+      // A PTY library's (or npm daemon's) every call is a finding: its binding is a trigger, followed to its uses.
+      const shape = SPAWN_MODULES.get(value);
+      if (shape?.pty || shape?.daemon) this.current.seed = true;
     }
     this.i = j;
     this.finish(j, P_VALUE);
