@@ -15,7 +15,11 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 const verbose = process.argv.includes('--verbose');
-const leash = join(root, 'bin', 'leash.js');
+// CORPUS_CHECK=package runs this tree's check package directly (packages/check/bin/leash-check.js):
+// in a git worktree whose node_modules links to another checkout, `leash check` would load (or
+// refuse) that checkout's package instead.
+const direct = process.env.CORPUS_CHECK === 'package';
+const leash = direct ? join(root, 'packages', 'check', 'bin', 'leash-check.js') : join(root, 'bin', 'leash.js');
 const checkDist = join(root, 'packages', 'check', 'dist', 'check');
 if (!existsSync(join(checkDist, 'files.js'))) {
   console.error('measure: packages/check/dist is missing: run `npm run build` first');
@@ -69,7 +73,7 @@ for (const { repo, commit, set } of manifest.repositories) {
   for (const t of targets) bytes += statSync(t.absolute).size;
   const before = childrenCpu();
   const started = process.hrtime.bigint();
-  const run = spawnSync(process.execPath, [leash, 'check', '--all', '--format', 'json', '.'], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const run = spawnSync(process.execPath, [leash, ...(direct ? [] : ['check']), '--all', '--format', 'json', '.'], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28 });
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = before === undefined ? undefined : childrenCpu() - before;
   if (run.status !== 0 && run.status !== 1) {

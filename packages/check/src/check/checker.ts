@@ -7,11 +7,12 @@ import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
 const PYTHON_PREFILTER =
-  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
+  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DaemonContext|\bdimensions\s*=|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
-const JS_PREFILTER = /detach|\bunref\b|node-pty/;
+// `'daemon'` quoted: npm's daemon package, named by its specifier (every call of it detaches).
+const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]/;
 
 /**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
@@ -20,7 +21,7 @@ const JS_PREFILTER = /detach|\bunref\b|node-pty/;
  * mentions detached nodes in its comments is not parsed (a megabyte of them was a second of CPU).
  */
 const JS_SPAWN_GATE =
-  /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?[/'"`]/;
+  /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|['"`]daemon['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?[/'"`]/;
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one

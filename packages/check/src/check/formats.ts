@@ -29,16 +29,16 @@ export const FIX_HINT =
   `if a child must outlive its owner on purpose, mark the line with \`${MARKER_TEXT} — <reason>\`.`;
 
 const RULE_HELP: Record<RuleId, string> = {
-  'js-detached-spawn': 'A spawn whose options set `detached`: the child leads its own group and survives its owner.',
+  'js-detached-spawn': 'A spawn whose options set `detached` (or a call of npm\'s `daemon` package, which always does): the child leads its own group and survives its owner.',
   'js-detached-literal': '`detached` set in a file that spawns processes, not traced to a spawn call.',
   'js-unref-child': '`.unref()` on a child process handle: the owner can exit while the child runs on.',
-  'js-pty': 'node-pty\'s spawn: a child on a pseudo-terminal always starts a new session.',
+  'js-pty': 'node-pty\'s spawn, by import or by its signature (`spawn(file, args, { cols, rows })`): a child on a pseudo-terminal always starts a new session.',
   'py-new-session': 'start_new_session / process_group / posix_spawn setsid or setpgroup: the child gets its own session or group.',
-  'py-os-detach': 'os.setsid, os.setpgid or os.setpgrp: a process leaves its owner\'s group.',
-  'py-pty': 'pty.fork, pty.spawn, os.forkpty or pexpect: the child always starts a new session.',
+  'py-os-detach': 'os.setsid, os.setpgid or os.setpgrp, or a daemonizing library (python-daemon\'s DaemonContext, daemonize.Daemonize): a process leaves its owner\'s group.',
+  'py-pty': 'pty.fork, pty.spawn, os.forkpty, pexpect, ptyprocess, or any .spawn(..., dimensions=...): the child always starts a new session.',
   'py-detach-helper': 'A call of windows_detach_popen_kwargs(), which returns detaching Popen options.',
   'py-windows-detach': 'DETACHED_PROCESS, CREATE_NEW_PROCESS_GROUP or CREATE_BREAKAWAY_FROM_JOB in creation flags.',
-  'shell-background': 'A literal shell command that backgrounds a process (nohup, setsid, &, disown, start /b, Start-Process).',
+  'shell-background': 'A literal shell command that backgrounds a process (nohup, setsid, &, disown, start /b, Start-Process) or runs a detaching program (daemonize, systemd-run, start-stop-daemon -b, tmux new -d, screen -dm, twistd without --nodaemon).',
   'parse-error': 'The file could not be parsed, so a detached spawn in it could go unseen.',
   'unused-marker': 'An exemption marker that exempts nothing, or has no reason.',
 };

@@ -115,6 +115,7 @@ const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WOR
 const AMPERSAND = 38;
 const TRIGGER_WORDS = new RegExp(['detach', 'unref', ...SHELL_WORD_LIST].join('|'), 'g');
 const TRIGGER_START = /start[\s\\-]/gi; // a backslash: `start\t/b` in the source
+const PTY_SIZE = /\bcols\b/g;
 
 /**
  * Words read as text (keywords, contextual words, `require`), by length and first character: any
@@ -193,6 +194,9 @@ class Tokenizer {
       if (first === 100 /* d */ ? text.charCodeAt(match.index + 1) === 101 /* detach, not disown or daemonize */ : first === 117 /* u */) this.sourceTriggers.push(match.index);
     }
     for (const match of text.matchAll(TRIGGER_START)) triggers.push(match.index);
+    // A terminal size (`{ cols, rows }`) makes a spawn a PTY spawn (js-rules.ts, isPtyShape): a
+    // chunk holding `cols` is kept, wherever it is (kept is always safe).
+    for (const match of text.matchAll(PTY_SIZE)) this.sourceTriggers.push(match.index);
     for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {
       // A pair (or longer run) is skipped whole: two adjacent characters are in the same string part.
       if (text.charCodeAt(at + 1) === AMPERSAND) {
@@ -421,8 +425,9 @@ class Tokenizer {
     if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
       const value = cook(this.text.slice(start + 1, j - 1));
       if (SPAWN_MODULES.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
-      // A PTY library's every call is a finding: its binding is a trigger, followed to its uses.
-      if (SPAWN_MODULES.get(value)?.pty) this.current.seed = true;
+      // A PTY library's (or npm daemon's) every call is a finding: its binding is a trigger, followed to its uses.
+      const shape = SPAWN_MODULES.get(value);
+      if (shape?.pty || shape?.daemon) this.current.seed = true;
     }
     this.i = j;
     this.finish(j, P_VALUE);

@@ -26,6 +26,8 @@ type ModuleShape = {
   handles?: ReadonlySet<string>;
   /** Its functions start the child on a pseudo-terminal, in a new session whatever the options (node-pty). */
   pty?: boolean;
+  /** Its functions start a detached child whatever the options: npm's daemon package. */
+  daemon?: boolean;
 };
 
 const CHILD_PROCESS: ModuleShape = {
@@ -50,6 +52,9 @@ export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
   ...['node-pty', '@lydell/node-pty', 'node-pty-prebuilt-multiarch', '@homebridge/node-pty-prebuilt-multiarch', '@cdktf/node-pty-prebuilt-multiarch'].map(
     (name): [string, ModuleShape] => [name, { functions: new Set(['spawn']), callableDefault: false, pty: true }],
   ),
+  // npm's daemon: `require('daemon')()` re-spawns the running script with `detached: true` and
+  // exits; `daemon.daemon(script, args)` spawns a script so.
+  ['daemon', { functions: new Set(['daemon']), callableDefault: true, daemon: true }],
 ]);
 
 /** Type names whose object literals are spawn options on their own, wherever they end up. */
@@ -57,7 +62,7 @@ const SPAWN_OPTIONS_TYPE = /^(?:Common)?(?:Spawn|Exec|ExecFile|Fork|Execa|Proces
 
 /** What a local name stands for. */
 type Binding =
-  | { kind: 'function'; pty?: boolean }
+  | { kind: 'function'; pty?: boolean; daemon?: boolean }
   /** A module object: some of its properties are spawn functions. */
   | { kind: 'namespace'; shape: ModuleShape }
   /** A spawn function that also carries spawn functions as properties (cross-spawn, execa's default). */
@@ -582,7 +587,7 @@ class JsFileAnalysis {
       for (const element of named.elements) {
         const imported = (element.propertyName ?? element.name).text;
         if (imported === 'default') this.bindModuleObject(element.name.text, shape);
-        else if (shape.functions.has(imported)) this.bindings.set(element.name.text, shape.pty ? { kind: 'function', pty: true } : { kind: 'function' });
+        else if (shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function', pty: shape.pty, daemon: shape.daemon });
       }
     }
   }
@@ -678,7 +683,7 @@ class JsFileAnalysis {
         const imported = propertyName(element.propertyName ?? element.name);
         if (!imported || !ts.isIdentifier(element.name)) continue;
         if (imported === 'default') this.bindModuleObject(element.name.text, module.shape);
-        else if (module.shape.functions.has(imported)) this.bindings.set(element.name.text, module.shape.pty ? { kind: 'function', pty: true } : { kind: 'function' });
+        else if (module.shape.functions.has(imported)) this.bindings.set(element.name.text, { kind: 'function', pty: module.shape.pty, daemon: module.shape.daemon });
       }
     }
   }
@@ -823,6 +828,41 @@ class JsFileAnalysis {
     if (name === undefined || !(ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node))) return false;
     const owner = this.moduleObjectOf(node.expression);
     return owner?.shape.pty === true && owner.shape.functions.has(name);
+  }
+
+  /** Whether `expression` is npm daemon's function: the module called (`require('daemon')()`, a default import) or its `daemon` member. */
+  private isDaemonFunction(expression: ts.Expression): boolean {
+    const node = unwrap(expression);
+    if (ts.isIdentifier(node)) {
+      const binding = this.bindings.get(node.text);
+      return (binding?.kind === 'function' && binding.daemon === true) || (binding?.kind === 'callable' && binding.shape.daemon === true);
+    }
+    if (ts.isCallExpression(node)) return this.moduleObjectOf(node)?.shape.daemon === true;
+    const name = memberName(node);
+    if (name === undefined || !(ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node))) return false;
+    const owner = this.moduleObjectOf(node.expression);
+    return owner?.shape.daemon === true && owner.shape.functions.has(name);
+  }
+
+  /**
+   * `x.spawn(file, args, { cols, rows, ... })`: node-pty's signature, whatever the module is called
+   * or wherever it came from (a module chosen at run time, `ptyInfo.module.spawn`). Not a call the
+   * imports already make a PTY spawn (reported as such), nor one of a known pipe-child spawn
+   * (`child_process`, cross-spawn, ...: they ignore a terminal size).
+   */
+  private isPtyShape(call: ts.CallExpression, callee: ts.Expression): boolean {
+    if (calleeName(call) !== 'spawn' || !(ts.isIdentifier(callee) || ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) return false;
+    const options = call.arguments[2] && unwrap(call.arguments[2]);
+    if (!options || !ts.isObjectLiteralExpression(options)) return false;
+    let cols = false;
+    let rows = false;
+    for (const property of options.properties) {
+      if (!ts.isPropertyAssignment(property) && !ts.isShorthandPropertyAssignment(property)) continue;
+      const name = propertyName(property.name);
+      if (name === 'cols') cols = true;
+      else if (name === 'rows') rows = true;
+    }
+    return cols && rows && !this.isSpawnFunction(callee);
   }
 
   /** `promisify(exec)` / `util.promisify(cp.execFile)`. */
@@ -1229,6 +1269,13 @@ class JsFileAnalysis {
       }
       return;
     }
+    if (this.isDaemonFunction(callee)) {
+      this.report(call, 'js-detached-spawn', 'error', 'npm\'s `daemon` package spawns with `detached` set (called as the module, it starts this script again so and ends this one): the child leads its own group and outlives its owner', call);
+      return;
+    }
+    if (this.isPtyShape(call, callee)) {
+      this.report(call, 'js-pty', 'error', '`spawn` with a terminal size (`cols` and `rows`: node-pty\'s signature) starts the child on a pseudo-terminal, in a new session of its own: a kill of the owner\'s group misses it', call);
+    }
     if (!this.isSpawnFunction(callee)) {
       // A callee imported from the project is looked up only for a call that could be a finding.
       if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) return;
@@ -1272,16 +1319,9 @@ class JsFileAnalysis {
   /** The detaching command a call runs: a literal program and the literal words of its argument array, up to the first one not known. */
   private detachingCommandOf(call: ts.CallExpression): string | undefined {
     const [program, args] = call.arguments;
-    const command = program && this.literalText(program);
     const list = args && unwrap(args);
-    if (command === undefined || !list || !ts.isArrayLiteralExpression(list)) return undefined;
-    const argv = [command];
-    for (const element of list.elements) {
-      const text = this.literalText(element);
-      if (text === undefined) break;
-      argv.push(text);
-    }
-    return detachingCommandIn(argv);
+    if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
+    return detachingCommandIn([this.literalText(program), ...list.elements.map((element) => this.literalText(element))]);
   }
 
   private literalText(expression: ts.Expression): string | undefined {

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, shellMayMatter, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -125,6 +125,12 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['pexpect.run', 'py-pty'],
   ['pexpect.runu', 'py-pty'],
   ['pexpect.pty_spawn.spawn', 'py-pty'],
+  ['ptyprocess.PtyProcessUnicode.spawn', 'py-pty'],
+  // Daemonizing libraries: the process itself forks and calls setsid, as os.setsid does.
+  // python-daemon's DaemonContext (opened by `with` or `.open()`), the daemonize package's Daemonize.
+  ['daemon.DaemonContext', 'py-os-detach'],
+  ['daemon.daemon.DaemonContext', 'py-os-detach'],
+  ['daemonize.Daemonize', 'py-os-detach'],
 ]);
 const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_BREAKAWAY_FROM_JOB']);
 const lastPart = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -252,6 +258,11 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   // The owners of command runners matter only for shell text: where no string of the file can
   // background a process (the prefilter's own test), their statements are not parsed.
   const triggers = matchStarts(shellMayMatter(text, 'python') ? TRIGGERS : TRIGGERS_WITHOUT_RUNNERS, text);
+  const programs = matchStarts(PROGRAM_STRINGS, text);
+  if (programs.length > 0) {
+    triggers.push(...programs);
+    triggers.sort((a, b) => a - b);
+  }
   const selection = options.whole ? undefined : selectStatements(text, triggers);
   if (selection?.ranges.length === 0) {
     pythonParses.none++; // no statement holds a trigger
@@ -333,7 +344,7 @@ function startsStatements(root: SyntaxNode, starts: number[]): boolean {
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
-const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
 /** `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation). */
 const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))|\[[^\]\n]*\])[ \t]*(?:#[^\n]*)?$/gm;
 const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
@@ -371,7 +382,12 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BRE
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+/**
+ * A string that is just the name of a program whose job is to detach (`"twistd"`,
+ * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built.
+ */
+const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen)["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
 
@@ -400,7 +416,7 @@ function optionConstants(text: string): Map<string, string> {
 /** Assignment targets made only of names and dotted names: writing them is not a use. */
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
-const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect']);
+const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect', 'daemon', 'daemonize']);
 
 /** Offsets of the uses of a local name (any occurrence as a whole word). */
 function usesOf(name: string, text: string): number[] {
@@ -470,6 +486,8 @@ class PythonFileAnalysis {
   /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
   private heldCommands: Map<string, Array<{ offset: number; text: string }>> | undefined;
   private readonly heldReported = new Set<number>();
+  /** Lists and tuples already read as argument vectors, by start. */
+  private readonly argumentVectors = new Set<number>();
   private readonly heldFalseNames = new Map<string, boolean>();
   /**
    * Whether every assignment of `name` in the file (at least one) is `False`, `None` or `0`, and
@@ -704,6 +722,10 @@ class PythonFileAnalysis {
       case 'identifier':
         this.visitIdentifier(cursor);
         return { children: CHILDREN_NONE, fields: 0, call: false };
+      case 'list':
+      case 'tuple':
+        this.enterArgumentVector(cursor.currentNode);
+        return { children: CHILDREN_NAMED, fields: 0, call: false };
       default:
         return { children: CHILDREN_NAMED, fields: 0, call: false };
     }
@@ -719,6 +741,7 @@ class PythonFileAnalysis {
     if ((member !== undefined && (DETACH_HELPERS.has(member) || member === 'setdefault')) || COMMAND_RUNNERS.test(qualified)) {
       this.checkCall(cursor.currentNode);
     }
+    if (member === 'spawn') this.checkPtyShape(cursor.currentNode);
     // Popped when the call is left: findings inside it carry its span.
     this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
   }
@@ -942,6 +965,7 @@ class PythonFileAnalysis {
       return;
     }
     if (node.type === 'list' || node.type === 'tuple') {
+      this.argumentVectors.add(node.startIndex); // read here, with the command runner's other text
       const before = this.findings.length;
       for (const element of node.namedChildren) if (element) this.checkShellText(element);
       if (this.findings.length === before) this.checkDetachingCommand(node);
@@ -978,14 +1002,40 @@ class PythonFileAnalysis {
     }
   }
 
+  /**
+   * An argument vector of a program whose job is to detach, built anywhere (held in a name and
+   * spawned later, or set as `sys.argv` for twistd's in-process `run()`): `["twistd", "--no_save",
+   * "--python=buildbot.tac"]`. One handed to a command runner is read with its other text.
+   */
+  private enterArgumentVector(node: SyntaxNode): void {
+    if (this.argumentVectors.has(node.startIndex)) return;
+    this.argumentVectors.add(node.startIndex);
+    const [first, , third] = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
+    if (mayBeDetachingArgv(first && stringValue(first), third && stringValue(third))) this.checkDetachingCommand(node);
+  }
+
+  /**
+   * `.spawn(argv, dimensions=(24, 80))`: ptyprocess's (and pexpect's) signature, a child on a
+   * pseudo-terminal in a session of its own, whatever the class is called or wherever it came
+   * from (`self.pty_class.spawn`). A name the imports already make a PTY spawn is reported as such.
+   */
+  private checkPtyShape(node: SyntaxNode): void {
+    const callee = node.childForFieldName('function');
+    if (DETACHING_NAMES.has(this.qualify(callee) ?? '')) return;
+    const args = node.childForFieldName('arguments');
+    if (args?.type !== 'argument_list') return;
+    for (const argument of args.namedChildren) {
+      if (argument?.type === 'keyword_argument' && argument.childForFieldName('name')?.text === 'dimensions') {
+        this.report(node, 'py-pty', '`spawn(..., dimensions=...)` (a PTY size: ptyprocess\'s signature) starts the child on a pseudo-terminal, in a new session of its own');
+        return;
+      }
+    }
+  }
+
   /** `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal arguments (up to the first one not known). */
   private checkDetachingCommand(list: SyntaxNode): void {
-    const argv: string[] = [];
-    for (const element of list.namedChildren) {
-      const text = element ? stringValue(element) : undefined;
-      if (text === undefined) break;
-      argv.push(text);
-    }
+    const argv: Array<string | undefined> = [];
+    for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(stringValue(element));
     const name = detachingCommandIn(argv);
     if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }

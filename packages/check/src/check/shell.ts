@@ -37,20 +37,41 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   [command('start-stop-daemon', String.raw`\s[^;&|\n]{0,500}?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)`), 'start-stop-daemon --background'],
   [command('tmux', String.raw`(?:\s+-\S+){0,20}\s+new(?:-session)?\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*d`), 'tmux new -d'],
   [command('screen', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*(?:dm|md)`), 'screen -dm'],
+  // Twisted's launcher daemonizes (fork, setsid) unless told `-n`/`--nodaemon` (alone or in a
+  // cluster of short flags, `-no`): words first, then none of them anywhere in its arguments.
+  [command('twistd', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--nodaemon|-[A-Za-z]*n[A-Za-z]*)(?=[\s;&|]|$))`), 'twistd without --nodaemon'],
 ];
 BACKGROUNDING.push(...DETACHING_COMMANDS);
+
+/** Python code that runs twistd in the process it is given to (bin/twistd's own code). */
+const TWISTD_CODE = /\btwistd\.run\(|\bfrom\s+twisted\.scripts\.twistd\s+import\s+run\b/;
 
 /**
  * The detaching command a program run with its arguments is (`spawn('systemd-run', ['--user',
  * 'x'])`): the words are joined only for these names, since shell text in one argument is read on
- * its own (`['-e', '&']` is no background job).
+ * its own (`['-e', '&']` is no background job). A word that is not a literal is undefined: the
+ * words are read up to the first one. `python -c "from twisted.scripts import twistd;
+ * twistd.run()" --python=x.tac` (the interpreter named by a value or not) is twistd with the words
+ * after the code.
  */
-export function detachingCommandIn(argv: readonly string[]): string | undefined {
-  if (argv.length < 2) return undefined;
-  const line = argv.join(' ');
+export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): string | undefined {
+  const words = argv[1] === '-c' && argv[2] !== undefined && TWISTD_CODE.test(argv[2]) ? ['twistd', ...argv.slice(3)] : argv;
+  const literal: string[] = [];
+  for (const word of words) {
+    if (word === undefined) break;
+    literal.push(word);
+  }
+  if (literal.length < 2) return undefined;
+  const line = literal.join(' ');
   for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line)) return name;
   return undefined;
 }
+
+/** Whether the words of a list can be an argument vector of a detaching program (its first word, or twistd's code). */
+export function mayBeDetachingArgv(first: string | undefined, third: string | undefined): boolean {
+  return (first !== undefined && DETACHING_PROGRAM.test(first)) || (third !== undefined && TWISTD_CODE.test(third));
+}
+const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen)$/;
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
@@ -129,7 +150,7 @@ export function backgroundingIn(text: string): string | undefined {
  * from it (`screen -md`, `'screen'`, not `screen.getByText` or `screenshot`), and `-dm` besides,
  * which a `screen` written in parts (`"scr" "een -dm"`) or with an escape still shows.
  */
-export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`, '-dm'];
+export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'twistd', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`, '-dm'];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
  * other sources. In source text the title and blanks between `start` and `/b` may be written with
