@@ -87,7 +87,7 @@ exit: 0 shown, 64 usage, 65 not a state document, 66 unreadable, 69 stale (the l
 wrote it died without finishing; still shown).
 `;
 
-export const SUPERVISE_HELP = `usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N] [--handle-fds N]
+export const SUPERVISE_HELP = `usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]
 
 The per-owner death supervisor. The owner library starts it; run it yourself only to build another
 owner library. It reads control lines on stdin (register, unregister, disown, release) and at EOF

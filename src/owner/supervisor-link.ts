@@ -182,13 +182,16 @@ export class SupervisorLink {
     }
     // The replay is made before the spawn: the pidfds it hands over are extra stdio slots (3, 4, ...).
     const inherited: number[] = [];
-    const replay = this.config
+    const lines = this.config
       .replay((fd) => {
         inherited.push(fd);
         return 2 + inherited.length;
       })
-      .map(formatControlLine)
-      .join('');
+      .map(formatControlLine);
+    // First, which descriptors are handles: the supervisor may then close one that no group takes
+    // (a line, not a flag: a supervisor file older than this library ignores it with a notice).
+    if (inherited.length > 0) lines.unshift(formatControlLine({ verb: 'handles', count: inherited.length }));
+    const replay = lines.join('');
     const [command, ...args] = launch;
     args.push(
       '--parent-pgid',
@@ -198,8 +201,7 @@ export class SupervisorLink {
       '--owner-token',
       this.config.ownerToken,
     );
-    // Tells it which descriptors are handles, so that it may close one that no group takes.
-    if (inherited.length > 0) args.push('--handle-fds', String(inherited.length));
+
     let child: ChildProcess;
     try {
       child = spawn(command!, args, {

@@ -2,14 +2,13 @@
 // from control lines on stdin, and takes them down when stdin reaches EOF, which happens
 // exactly when the owner (the only writer) is gone, however it died.
 // Imports nothing beyond Node's standard library and leash's own standard-library-only files.
-import { closeSync } from 'node:fs';
 import { readUntilEof } from './control-input.js';
 import { Notices } from './notices.js';
 import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } from './protocol.js';
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpHandles, warmUpTeardown, type TeardownPlan } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { kernelMayHaveGroupHandles } from '../sys/group-handle.js';
+import { closeDescriptor, isPidfdDescriptor, kernelMayHaveGroupHandles } from '../sys/group-handle.js';
 import { loadNativeSync } from '../sys/native.js';
 import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
@@ -17,7 +16,7 @@ import { openStderrWriter } from '../sys/safe-output.js';
 import { holdCatchableSignals } from '../sys/stray-signals.js';
 
 export const SUPERVISOR_USAGE =
-  'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N] [--handle-fds N]';
+  'usage: leash supervise --parent-pgid PGID [--grace-ms MS] [--owner-token TOKEN] [--max-groups N]';
 
 /** How often the witnesses of groups held without a pidfd are refreshed: every 250 ms for 3 s after a registration, then every 2 s. */
 const WITNESS_REFRESH_MS = 250;
@@ -43,12 +42,6 @@ export interface SupervisorOptions {
   ownerToken?: string;
   /** Live groups remembered at most (MAX_REGISTERED by default). */
   maxGroups?: number;
-  /**
-   * How many descriptors from 3 up the owner handed over as group handles (its replay). One that
-   * no `handle` line attaches is closed when its line is refused: the supervisor never closes a
-   * descriptor it was not told is an inherited handle.
-   */
-  handleFds?: number;
 }
 
 /** Parses the supervisor's flags; a string is the usage error to print. */
@@ -57,11 +50,10 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
   let graceMs = DEFAULT_GRACE_MS;
   let ownerToken: string | undefined;
   let maxGroups: number | undefined;
-  let handleFds: number | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--parent-pgid' || flag === '--grace-ms' || flag === '--owner-token' || flag === '--max-groups' || flag === '--handle-fds') {
+    if (flag === '--parent-pgid' || flag === '--grace-ms' || flag === '--owner-token' || flag === '--max-groups') {
       if (value === undefined) return `${flag} needs a value`;
       i += 1;
       if (flag === '--owner-token') {
@@ -75,9 +67,6 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
       else if (flag === '--max-groups') {
         if (number < 1 || number > 1_000_000) return '--max-groups takes 1 to 1000000';
         maxGroups = number;
-      } else if (flag === '--handle-fds') {
-        if (number > 65_536) return '--handle-fds takes 0 to 65536';
-        handleFds = number;
       }
       else if (number > 600_000) return '--grace-ms is at most 600000';
       else graceMs = number;
@@ -88,7 +77,7 @@ export function parseSupervisorArgs(argv: readonly string[]): SupervisorOptions 
   // 0 is what a process sees when its group leader lives outside its pid namespace
   // (unshare --pid without setsid, some sandboxes): then there is no parent group to spare.
   if (parentPgid === undefined) return '--parent-pgid PGID is required';
-  return { parentPgid, graceMs, ownerToken, maxGroups, handleFds };
+  return { parentPgid, graceMs, ownerToken, maxGroups };
 }
 
 /** Runs the supervisor until EOF on stdin; resolves with the exit code. */
@@ -137,8 +126,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     );
   };
   const registry = new GroupRegistry(options.maxGroups);
-  /** Inherited handle descriptors (--handle-fds) no `handle` line has attached yet. */
-  const unclaimedHandleFds = new Set<number>(Array.from({ length: options.handleFds ?? 0 }, (_, index) => 3 + index));
+  /** Inherited handle descriptors (the replay's `handles` line) no `handle` line has attached yet. */
+  const unclaimedHandleFds = new Set<number>();
+  let firstLine = true;
   // Groups let go on purpose keep the owner token in their environment: the sweep must spare
   // them, by identity, not by number (numbers are recycled).
   const disowned = new Map<number, number | undefined>();
@@ -167,6 +157,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   };
 
   const framer = new LineFramer((line) => {
+    const first = firstLine;
+    firstLine = false;
     const command = parseControlLine(line);
     if (!command) {
       notices.say(`ignoring a malformed control line (${JSON.stringify(line.slice(0, 40))})`);
@@ -193,6 +185,15 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         if (outcome === 'unknown') notices.say(`ignoring a witness of process group ${command.pgid}, which is not registered`);
         return;
       }
+      case 'handles':
+        // Believed only as the first line (the replay's, written before anything else): the
+        // descriptors are then the inherited ones, and only pidfds among them are ever closed.
+        if (!first) {
+          notices.say('ignoring a `handles` line that is not the first line');
+          return;
+        }
+        for (let fd = 3; fd < 3 + command.count; fd += 1) if (isPidfdDescriptor(fd)) unclaimedHandleFds.add(fd);
+        return;
       case 'handle': {
         const outcome = registry.adoptHandle(command.pgid, command.fd);
         if (outcome === 'kept') {
@@ -203,7 +204,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         else notices.say(`ignoring descriptor ${command.fd}: it is no pidfd of process group ${command.pgid}'s leader`);
         // An inherited handle nobody will use (its group was unregistered before the line came,
         // say) is closed, unless a group holds it: otherwise every replay would leak it.
-        if (unclaimedHandleFds.delete(command.fd) && !registry.holdsDescriptor(command.fd)) closeQuietly(command.fd);
+        if (unclaimedHandleFds.delete(command.fd) && !registry.holdsDescriptor(command.fd)) closeDescriptor(command.fd);
         return;
       }
       case 'unregister':
@@ -338,14 +339,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
 function heldChunkMs(): number {
   const ms = /^[0-9]{1,5}$/.exec(process.env.LEASH_TEST_SUPERVISOR_HOLD_CHUNKS ?? '')?.[0];
   return ms === undefined ? 0 : Number(ms);
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Already closed: nothing held.
-  }
 }
 
 /** The process that started this one (its owner), by identity, where /proc shows it; read first thing. */

@@ -27,6 +27,8 @@ export type ControlCommand =
   | { verb: 'witness'; pgid: number; pid: number; startTime: number }
   /** The inherited descriptor `fd` is the owner's pidfd of the group's leader. */
   | { verb: 'handle'; pgid: number; fd: number }
+  /** Descriptors 3 to 2+count were inherited as handles (the replay's first line). */
+  | { verb: 'handles'; count: number }
   | { verb: 'unregister'; pgid: number }
   | { verb: 'disown'; pgid: number; startTime?: number }
   | { verb: 'release' };
@@ -75,6 +77,11 @@ export function parseControlLine(line: string): ControlCommand | undefined {
       // The first three descriptors are the pipe, stdout and stderr, never a handle.
       return pgid === undefined || fd === undefined || fd < 3 || fd > 65535 ? undefined : { verb, pgid, fd };
     }
+    case 'handles': {
+      if (words.length !== 2) return undefined;
+      const count = parseDecimal(words[1]);
+      return count === undefined || count > 65533 ? undefined : { verb, count };
+    }
     case 'unregister': {
       if (words.length !== 2) return undefined;
       const pgid = parseDecimal(words[1]);
@@ -101,6 +108,8 @@ export function formatControlLine(command: ControlCommand): string {
       return `witness ${command.pgid} ${command.pid} ${command.startTime}\n`;
     case 'handle':
       return `handle ${command.pgid} ${command.fd}\n`;
+    case 'handles':
+      return `handles ${command.count}\n`;
     case 'unregister':
       return `unregister ${command.pgid}\n`;
     case 'release':

@@ -133,7 +133,8 @@ export class GroupRegistry {
   adoptHandle(pgid: number, fd: number): 'kept' | 'unknown' | 'invalid' {
     const handle = this.handles.get(pgid);
     if (!handle) return 'unknown';
-    if (!isPidfdOf(fd, pgid)) return 'invalid';
+    // One descriptor is one group's: another's would take its signals, and its close the other's.
+    if (!isPidfdOf(fd, pgid) || (handle.descriptor !== fd && this.holdsDescriptor(fd))) return 'invalid';
     handle.attachDescriptor(fd);
     return 'kept';
   }

@@ -167,7 +167,9 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     const proof = handle.prove();
     if (provesGroup(proof)) {
       proven.push(pgid);
-      if (proof === 'witness') leaderGone.add(pgid);
+      // 'handle' here: a pidfd that works though the one-time probe failed (no descriptor to spare then).
+      if (proof === 'handle') viaHandle.set(pgid, handle);
+      if (proof === 'witness' || (proof === 'handle' && readProcStat(pgid)?.startTime !== startTime)) leaderGone.add(pgid);
     } else if (proof === 'unproven') leaderless.add(pgid);
     else if (startTime !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
   }
@@ -200,8 +202,10 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       if (outcome === 'sent') {
         viaHandle.set(pgid, handle);
         ours.push(pgid);
-      } else if (outcome === 'gone') goneThroughPidfd.push(pgid);
-      else if (outcome === 'none') {
+      } else if (outcome === 'gone' || outcome === 'denied') {
+        goneThroughPidfd.push(pgid);
+        if (outcome === 'denied') plan.notify?.(`process group ${pgid} refused the signal (EPERM): not ours to end`);
+      } else if (outcome === 'none') {
         // The flag was refused since (a kernel that turned it down once): proven another way.
         const proof = handle.prove();
         if (proof === 'unproven') leaderless.add(pgid);
@@ -311,8 +315,10 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
       }
     }
     report.termedGroups.push(...ours);
-    // Emptied groups whose number a process holds now: reported as taken by another.
+    // Emptied groups whose number a process holds now: reported as taken by another. Off the
+    // watchdog's list: their numbers are free for reuse.
     for (const pgid of goneThroughPidfd) if (plan.groups.get(pgid) !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
+    if (watchdog && goneThroughPidfd.length > 0 && !watchdog.forget(goneThroughPidfd, [])) watchdog.retire();
     endLeaderless(leaderless, 'SIGTERM');
 
     // Then whatever carries the token outside those groups: the spawn gap, and escapees whose

@@ -225,19 +225,24 @@ export class Watchdog {
     // takes about 280 small writes or 90 KB; past that, lines wait in this process and a death
     // loses them: hence one write per batch, and the answer, so that nothing is stopped on the
     // strength of a line still queued here (a chain of escapees, one write per link, fills it).
+    // Closed with the shell's death (before its exit is seen): the number may name another file now.
+    if ((this.list as { destroyed?: boolean }).destroyed) return false;
     if (this.listFd !== undefined && this.list.writableLength === 0) {
-      let written = 0;
+      let written = -1;
       try {
         written = writeSync(this.listFd, line);
       } catch (error) {
-        // A full pipe takes the line through the stream below; any other error (the shell gone)
-        // leaves it untaken.
-        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return false;
+        // A full pipe: the stream below takes the line. Anything else (Deno's fs refuses a
+        // descriptor it did not open, EBADF) ends the direct path: the stream has it from now on.
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') written = 0;
+        else this.listFd = undefined;
       }
       if (written === line.length) return true; // the lines are ASCII: one byte per character
-      // The rest waits in the stream, behind what the pipe took: the order of the lines is kept.
-      this.list.write(line.slice(written));
-      return false;
+      if (written >= 0) {
+        // The rest waits in the stream, behind what the pipe took: the order of the lines is kept.
+        this.list.write(line.slice(written));
+        return false;
+      }
     }
     this.list.write(line);
     return this.list.writableLength === 0;

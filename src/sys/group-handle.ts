@@ -12,7 +12,7 @@
 // proof). Where there is no procfs (macOS) a group is taken by its number, as documented.
 // Shared by the death supervisor (standard library only until it loads the native calls, after
 // start-up), the owner library and leash run.
-import { readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, readFileSync, readlinkSync } from 'node:fs';
 import { constants, release } from 'node:os';
 import { closeFd, GROUP_HANDLES_VARIABLE, groupHandlesEnabled, NativeError, nativeLoaded, openPidfd, signalPidfdGroup } from './native.js';
 import { hasProcfs, isDeadState, readChildrenOfThreads, readProcStat, readProcStatWithThreads } from './procfs.js';
@@ -311,11 +311,7 @@ export class GroupHandle {
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;
-    try {
-      closeFd(fd);
-    } catch (error) {
-      if (!(error instanceof NativeError)) throw error;
-    }
+    closeDescriptor(fd);
   }
 }
 
@@ -327,6 +323,31 @@ function numberOf(signal: NodeJS.Signals): number {
 }
 
 /**
+ * Closes a descriptor of this process, quietly: through the native calls where loaded, else
+ * through Node's fs (an inherited handle may be closed before koffi loads; Deno's fs refuses a
+ * descriptor it did not open itself, so there it waits for the native calls).
+ */
+export function closeDescriptor(fd: number): void {
+  try {
+    if (nativeLoaded()) closeFd(fd);
+    else closeSync(fd);
+  } catch (error) {
+    if (!(error instanceof NativeError) && !(error as NodeJS.ErrnoException).code) throw error;
+  }
+}
+
+const PIDFD_LINK = /^(anon_inode:\[pidfd\]|pidfd:)/;
+
+/** Whether descriptor `fd` of this process is a pidfd (of any process). */
+export function isPidfdDescriptor(fd: number): boolean {
+  try {
+    return PIDFD_LINK.test(readlinkSync(`/proc/self/fd/${fd}`));
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether `fd`, a descriptor of this process, is a pidfd naming process `pid` (or a process
  * already reaped, whose pidfd names no pid any more): an inherited descriptor is checked before
  * it is trusted as a group's handle.
@@ -334,7 +355,7 @@ function numberOf(signal: NodeJS.Signals): number {
 export function isPidfdOf(fd: number, pid: number): boolean {
   if (!Number.isInteger(fd) || fd < 3 || !hasProcfs()) return false;
   try {
-    if (!/^(anon_inode:\[pidfd\]|pidfd:)/.test(readlinkSync(`/proc/self/fd/${fd}`))) return false;
+    if (!PIDFD_LINK.test(readlinkSync(`/proc/self/fd/${fd}`))) return false;
     const named = /^Pid:\s*(-?[0-9]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1'));
     if (!named) return false;
     const value = Number(named[1]);

@@ -34,10 +34,15 @@ process.stdin.once('data', async () => {
 });
 `;
 
+// The owned child leaves an escapee behind: a process in a session of its own with a scrubbed
+// environment, which only the supervisor's freeze and walk can find (a runtime on which the
+// freeze fails to start would leave it running).
 const OWNER = `
 import { spawnOwned, supervisorPid } from ${JSON.stringify(LIBRARY_ENTRY)};
-const child = spawnOwned('sleep', ['60'], { stdio: 'ignore' });
-setTimeout(() => console.log(JSON.stringify({ owner: process.pid, child: child.pid, supervisor: supervisorPid() ?? null })), 300);
+const child = spawnOwned('sh', ['-c', 'setsid env -i sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+let escapee = '';
+child.stdout.on('data', (chunk) => { escapee += chunk; });
+setTimeout(() => console.log(JSON.stringify({ owner: process.pid, child: child.pid, escapee: Number(escapee.trim()), supervisor: supervisorPid() ?? null })), 500);
 setInterval(() => {}, 1000);
 `;
 
@@ -48,17 +53,23 @@ const runtimes: Array<[string, string | undefined, string[]]> = [
 ];
 
 for (const [name, binary, flags] of runtimes) {
-  test(`an owner under ${name} SIGKILLed: its owned child dies with it`, { skip: binary ? false : `set LEASH_TEST_${name.toUpperCase()} to run it` }, async (t) => {
+  test(`an owner under ${name} SIGKILLed: its owned child dies with it, and the escapee it left`, { skip: binary ? false : `set LEASH_TEST_${name.toUpperCase()} to run it` }, async (t) => {
     const mark = newMark();
     const dir = mkdtempSync(join(tmpdir(), 'leash-runtime-test-'));
+    let escapee: { pid: number; startTime: number } | undefined;
     t.after(async () => {
       await killMarked(mark);
+      // The escapee carries no mark (env -i): ended by its identity, if it outlived the test.
+      if (escapee && readProcStat(escapee.pid)?.startTime === escapee.startTime) process.kill(escapee.pid, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     });
     writeFileSync(join(dir, 'owner.mjs'), OWNER);
     const owner = spawn(binary!, [...flags, join(dir, 'owner.mjs')], { stdio: ['ignore', 'pipe', 'pipe'], env: markedEnv(mark) });
     const lines = new JsonLines(owner);
-    const info = await lines.next<{ owner: number; child: number; supervisor: number | null }>(20_000);
+    const info = await lines.next<{ owner: number; child: number; escapee: number; supervisor: number | null }>(20_000);
+    const escapeeStat = readProcStat(info.escapee);
+    assert.ok(escapeeStat && escapeeStat.ppid === info.child && escapeeStat.pgid !== info.child, `the escapee did not start: ${JSON.stringify(info)}`);
+    escapee = { pid: info.escapee, startTime: escapeeStat.startTime };
     // The process the test kills is the owner itself, not a launcher script in front of it.
     assert.equal(info.owner, owner.pid, `${binary} runs the owner as a child (a wrapper script?): killing it would not kill the owner`);
     assert.equal(typeof info.supervisor, 'number', `no supervisor under ${name}: ${lines.stderr}`);
@@ -67,6 +78,7 @@ for (const [name, binary, flags] of runtimes) {
     assert.ok(supervisorCommand[0]!.includes(name.toLowerCase()), supervisorCommand.join(' '));
     owner.kill('SIGKILL');
     assert.ok(await waitForGone([info.child], 10_000), `the owned child outlived its ${name} owner`);
+    assert.ok(await waitForGone([info.escapee], 10_000), `the escapee outlived its ${name} owner (was the freeze off?)`);
   });
 }
 

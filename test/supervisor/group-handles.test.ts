@@ -172,10 +172,11 @@ for (const path of GROUP_PATHS) {
   }));
 }
 
-// A replacement supervisor gets the owner's pidfds as inherited descriptors (--handle-fds N: slots
-// 3 to 2+N). One whose `handle` line is refused (its group was unregistered before the line came)
-// would stay open for the supervisor's life, one per replay: it is closed. A descriptor the flag
-// does not declare, or one a group holds, is never closed on a refused line.
+// A replacement supervisor gets the owner's pidfds as inherited descriptors, declared by the
+// replay's first line (`handles N`: slots 3 to 2+N). One whose `handle` line is refused (its group
+// was unregistered before the line came) would stay open for the supervisor's life, one per
+// replay: it is closed. A descriptor the line does not declare, or one a group holds, is never
+// closed on a refused line; a `handles` line that is not the first is ignored.
 test('an inherited handle no group takes is closed; one a group holds, or one not declared, stays open', { skip: !linux }, withMark(async (mark) => {
   assert.ok(loadNativeSync(), 'the native calls did not load');
   const leader = leaderWithMember(mark, 'sleep 1000');
@@ -186,7 +187,7 @@ test('an inherited handle no group takes is closed; one a group holds, or one no
   const undeclared = openPidfd(stranger.pid)!;
   let supervisor: ChildProcess | undefined;
   try {
-    supervisor = spawn(process.execPath, [SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId()), '--grace-ms', '2000', '--handle-fds', '2'], {
+    supervisor = spawn(process.execPath, [SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId()), '--grace-ms', '2000'], {
       detached: true,
       stdio: ['pipe', 'ignore', 'pipe', held, refused, undeclared],
       env: markedEnv(mark),
@@ -196,14 +197,16 @@ test('an inherited handle no group takes is closed; one a group holds, or one no
     const isPidfd = (fd: number) => /^(anon_inode:\[pidfd\]|pidfd:)/.test(readFdLink(pid, fd));
     assert.ok([3, 4, 5].every(isPidfd), 'the supervisor did not inherit three pidfds');
     supervisor.stdin!.write(
-      `recall ${leader.pid} ${startTimeOf(leader.pid)}\nhandle ${leader.pid} 3\n` +
-        `handle ${stranger.pid} 4\nhandle ${stranger.pid} 5\nhandle ${stranger.pid} 3\n`,
+      `handles 2\nrecall ${leader.pid} ${startTimeOf(leader.pid)}\nhandle ${leader.pid} 3\n` +
+        // Five notices at most: the sixth would wait for the rate limit's next window.
+        `handle ${stranger.pid} 4\nhandle ${stranger.pid} 3\nhandles 3\nhandle ${stranger.pid} 5\n`,
     );
     await roundTrip();
     assert.match(text(), new RegExp(`ignoring the handle of process group ${stranger.pid}, which is not registered`));
+    assert.match(text(), /ignoring a `handles` line that is not the first line/);
     assert.ok(await waitUntil(() => !isPidfd(4), 5000), 'the refused inherited handle stayed open');
     assert.ok(isPidfd(3), 'the handle a group holds was closed by a refused line naming it');
-    assert.ok(isPidfd(5), 'a descriptor --handle-fds does not declare was closed');
+    assert.ok(isPidfd(5), 'a descriptor the first line does not declare was closed');
     supervisor.stdin!.end();
     assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
     assert.ok(await waitForGone([leader.pid, member!], 5000), 'the recalled group survived EOF');
@@ -211,6 +214,40 @@ test('an inherited handle no group takes is closed; one a group holds, or one no
   } finally {
     for (const fd of [held, refused, undeclared]) closeFd(fd);
     stranger.kill('SIGKILL');
+    if (supervisor && supervisor.exitCode === null) supervisor.kill('SIGKILL');
+  }
+}));
+
+// A handle attached, then let go (`unregister` right after a restart) before the supervisor has
+// loaded its native calls (here never: the fallback is forced): closed all the same.
+test('an inherited handle let go before the native calls load is closed', { skip: !linux }, withMark(async (mark) => {
+  assert.ok(loadNativeSync(), 'the native calls did not load');
+  const leader = leaderWithMember(mark, 'sleep 1000');
+  const [member] = await readPids(leader, 1);
+  const handle = openPidfd(leader.pid)!;
+  let supervisor: ChildProcess | undefined;
+  try {
+    supervisor = spawn(process.execPath, [SUPERVISOR_MAIN, '--parent-pgid', String(ownProcessGroupId()), '--grace-ms', '2000'], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'pipe', handle],
+      env: markedEnv(mark, { LEASH_GROUP_HANDLES: 'off' }),
+    });
+    const { roundTrip } = listen(supervisor);
+    const pid = supervisor.pid!;
+    const isPidfd = (fd: number) => /^(anon_inode:\[pidfd\]|pidfd:)/.test(readFdLink(pid, fd));
+    assert.ok(isPidfd(3), 'the supervisor did not inherit the pidfd');
+    supervisor.stdin!.write(`handles 1\nrecall ${leader.pid} ${startTimeOf(leader.pid)}\nhandle ${leader.pid} 3\n`);
+    await roundTrip();
+    assert.ok(isPidfd(3), 'the attached handle was closed');
+    supervisor.stdin!.write(`unregister ${leader.pid}\n`);
+    assert.ok(await waitUntil(() => !isPidfd(3), 5000), 'the handle of the unregistered group stayed open');
+    supervisor.stdin!.end();
+    assert.deepEqual(await exited(supervisor), { code: 0, signal: null });
+    assert.ok(isProcessAlive(member!), 'the unregistered group was signalled');
+  } finally {
+    closeFd(handle);
+    leader.kill('SIGKILL');
+    if (member) process.kill(member, 'SIGKILL');
     if (supervisor && supervisor.exitCode === null) supervisor.kill('SIGKILL');
   }
 }));
