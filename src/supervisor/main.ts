@@ -8,7 +8,7 @@ import { DEFAULT_GRACE_MS, LineFramer, PARENT_DEATH_SIGNAL, parseControlLine } f
 import { GroupRegistry } from './registry.js';
 import { tearDown, warmUpHandles, warmUpTeardown, type TeardownPlan } from './teardown.js';
 import { Watchdog } from './watchdog.js';
-import { closeDescriptor, isPidfdDescriptor, kernelMayHaveGroupHandles } from '../sys/group-handle.js';
+import { closeDeferredDescriptors, closeDescriptor, isPidfdDescriptor, kernelMayHaveGroupHandles } from '../sys/group-handle.js';
 import { loadNativeSync } from '../sys/native.js';
 import { hasProcfs, processIsEnding, readProcStat, threadSleepsInRead } from '../sys/procfs.js';
 import { groupLeaderIdentity, ownProcessGroupId } from '../sys/processes.js';
@@ -321,6 +321,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         if (teardown || !hasProcfs() || !kernelMayHaveGroupHandles() || !loadNativeSync()) return;
         warmUpHandles(ownPgid);
         registry.openHandles();
+        closeDeferredDescriptors();
       })
       .catch(() => {}),
   );

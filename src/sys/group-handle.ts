@@ -333,7 +333,17 @@ export function closeDescriptor(fd: number): void {
     else closeSync(fd);
   } catch (error) {
     if (!(error instanceof NativeError) && !(error as NodeJS.ErrnoException).code) throw error;
+    if (!nativeLoaded() && (error as NodeJS.ErrnoException).code === 'EBADF') deferredCloses.push(fd);
   }
+}
+
+/** Descriptors a runtime's fs would not close (Deno), for the native calls once loaded. */
+const deferredCloses: number[] = [];
+
+/** Closes, through the native calls just loaded, what closeDescriptor could not close before. */
+export function closeDeferredDescriptors(): void {
+  if (!nativeLoaded()) return;
+  for (const fd of deferredCloses.splice(0)) closeDescriptor(fd);
 }
 
 const PIDFD_LINK = /^(anon_inode:\[pidfd\]|pidfd:)/;
