@@ -41,27 +41,22 @@ while read -r verb id start more; do
     c) groups= procs= wits= gone=" " ;;
   esac
 done <&3
-# The start time of process $1 (field 22 of its stat, counted after the command name), or nothing.
-started() {
-  line=
-  { read -r line < "/proc/$1/stat"; } 2>/dev/null || return 0
-  set -- \${line##*) }
-  echo "\${20}"
-}
-for entry in $groups; do
-  pgid=\${entry%%:*} start=\${entry#*:} now=$(started "\${entry%%:*}")
-  case $gone in *" -$pgid "*) continue ;; esac
-  # By number only while the leader is the one listed: without it the number may name a
-  # stranger's group (its members that were frozen are listed one by one, as p lines).
-  if [ "$start" = - ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
-done
-# The group and start time of process $1, "PGID:START" (fields 5 and 22), or nothing.
+# The group and start time of process $1, "PGID:START" (fields 5 and 22 of its stat, counted
+# after the command name), or nothing.
 ident() {
   line=
   { read -r line < "/proc/$1/stat"; } 2>/dev/null || return 0
   set -- \${line##*) }
   echo "\$3:\${20}"
 }
+for entry in $groups; do
+  pgid=\${entry%%:*} start=\${entry#*:} now=$(ident "\${entry%%:*}")
+  now=\${now#*:}
+  case $gone in *" -$pgid "*) continue ;; esac
+  # By number only while the leader is the one listed: without it the number may name a
+  # stranger's group (such a group is held by its members, listed as w lines).
+  if [ "$start" = - ] || [ "$now" = "$start" ]; then kill -s KILL -- "-$pgid" 2>/dev/null; fi
+done
 for entry in $wits; do
   pgid=\${entry%%:*} rest=\${entry#*:}
   pid=\${rest%%:*} start=\${rest#*:}
@@ -74,7 +69,8 @@ done
 for entry in $procs; do
   pid=\${entry%%:*}
   case $gone in *" $pid "*) continue ;; esac
-  [ "$(started "$pid")" = "\${entry#*:}" ] && kill -s KILL -- "$pid" 2>/dev/null
+  now=$(ident "$pid")
+  [ "\${now#*:}" = "\${entry#*:}" ] && kill -s KILL -- "$pid" 2>/dev/null
 done
 exit 0
 `;
