@@ -139,9 +139,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   const handleOf = (pgid: number) => plan.handles?.get(pgid);
   const viaHandle = new Map<number, GroupHandle>();
   // Proven groups whose leader is gone are frozen and walked too (their escapees are found the same
-  // way); the watchdog ends a group by number only with its leader, so for those it holds their
-  // witnesses by identity: a supervisor killed in the walk's millisecond leaves the other members
-  // of such a group stopped (docs/supervisor.md).
+  // way); the watchdog holds those by a witness (`w` lines), known ones before the SIGSTOP, else
+  // the first member the walk meets (docs/supervisor.md names the window left).
   const leaderGone = new Set<number>();
   const proven: number[] = [];
   const leaderless = new Set<number>();
