@@ -1,7 +1,9 @@
 // Process groups for tests: each helper starts a marked `sh -c` script that leads its own group.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { supervisorCommand } from '../../src/owner/supervisor-link.js';
 import { readProcStat } from '../../src/sys/procfs.js';
+import { waitUntil } from '../../src/sys/wait.js';
 import { markedEnv } from './processes.js';
 
 /** The supervisor exactly as the library starts it (the bundled build). */
@@ -45,4 +47,22 @@ export function readPids(child: ChildProcess, count: number, budgetMs = 5000): P
       }
     });
   });
+}
+
+/**
+ * Collects a supervisor's stderr; `roundTrip` resolves once every line written before it was read
+ * (a `register 1` is refused with a line, and its answer comes after theirs).
+ */
+export function listenToSupervisor(supervisor: ChildProcess): { text: () => string; roundTrip: () => Promise<void> } {
+  let text = '';
+  supervisor.stderr!.setEncoding('utf8');
+  supervisor.stderr!.on('data', (chunk: string) => (text += chunk));
+  return {
+    text: () => text,
+    roundTrip: async () => {
+      const seen = text.split('unsafe process group 1\n').length;
+      supervisor.stdin!.write('register 1\n');
+      assert.ok(await waitUntil(() => text.split('unsafe process group 1\n').length > seen, 10_000), 'the supervisor never answered');
+    },
+  };
 }

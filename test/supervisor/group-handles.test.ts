@@ -13,7 +13,7 @@ import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive, ownProcessGroupId } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedEnv, waitForGone, withMark } from '../helpers/processes.js';
-import { readPids, SUPERVISOR_MAIN, startTimeOf } from '../helpers/groups.js';
+import { listenToSupervisor, readPids, SUPERVISOR_MAIN, startTimeOf } from '../helpers/groups.js';
 import { GROUP_PATHS, pidfdCount } from '../helpers/group-paths.js';
 
 const linux = process.platform === 'linux';
@@ -24,21 +24,6 @@ function startSupervisorOn(mark: string, env: NodeJS.ProcessEnv, graceMs: number
     stdio: ['pipe', 'ignore', 'pipe'],
     env: markedEnv(mark, env),
   });
-}
-
-/** Collects stderr; roundTrip resolves once every line written before it was read. */
-function listen(supervisor: ChildProcess): { text: () => string; roundTrip: () => Promise<void> } {
-  let text = '';
-  supervisor.stderr!.setEncoding('utf8');
-  supervisor.stderr!.on('data', (chunk: string) => (text += chunk));
-  return {
-    text: () => text,
-    roundTrip: async () => {
-      const seen = text.split('unsafe process group 1\n').length;
-      supervisor.stdin!.write('register 1\n');
-      assert.ok(await waitUntil(() => text.split('unsafe process group 1\n').length > seen, 10_000), 'the supervisor never answered');
-    },
-  };
 }
 
 /** A leader that forks `member` into its group, prints its pid, then waits for a line before it exits. */
@@ -59,7 +44,7 @@ for (const path of GROUP_PATHS) {
 
   test(`[${path.name}] register while the leader lives; the leader exits leaving a member; EOF: the member gets SIGTERM`, { skip: !linux }, withMark(async (mark) => {
     const supervisor = startSupervisorOn(mark, path.env, 3000);
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     const leader = leaderWithMember(mark, 'sleep 1000');
     const [member] = await readPids(leader, 1);
     await register(supervisor, roundTrip, leader.pid, handles);
@@ -77,7 +62,7 @@ for (const path of GROUP_PATHS) {
 
   test(`[${path.name}] the member ignores SIGTERM: it gets SIGKILL after the grace`, { skip: !linux }, withMark(async (mark) => {
     const supervisor = startSupervisorOn(mark, path.env, 300);
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     // An ignored disposition survives exec: this sleep ignores SIGTERM.
     const leader = leaderWithMember(mark, `sh -c 'trap "" TERM; exec sleep 1000'`);
     const [member] = await readPids(leader, 1);
@@ -95,7 +80,7 @@ for (const path of GROUP_PATHS) {
 
   test(`[${path.name}] a member forked after the registration, while the leader lived a while: ended at EOF after the leader's exit`, { skip: !linux }, withMark(async (mark) => {
     const supervisor = startSupervisorOn(mark, path.env, 3000);
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     // The leader waits for a line, forks its member, lives on for a second (witnesses are refreshed every 250 ms), then exits.
     const leader = spawn('sh', ['-c', 'read -r _; sleep 1000 & echo $!; sleep 1'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'], env: markedEnv(mark) }) as ChildProcess & { pid: number };
     await register(supervisor, roundTrip, leader.pid, handles);
@@ -122,7 +107,7 @@ function readlinkSafe(pid: number): string {
 
 test('bad identity lines get a notice and cost no registration: a handle that is no pidfd, a witness of an unregistered group', { skip: !linux }, withMark(async (mark) => {
   const supervisor = startSupervisorOn(mark, {}, 2000);
-  const { roundTrip, text } = listen(supervisor);
+  const { roundTrip, text } = listenToSupervisor(supervisor);
   const leader = leaderWithMember(mark, 'sleep 1000');
   const [member] = await readPids(leader, 1);
   // Descriptor 2 is no handle (refused at parse); 7 is not open; stderr at 3 would be no pidfd.
@@ -144,7 +129,7 @@ test('bad identity lines get a notice and cost no registration: a handle that is
 for (const path of GROUP_PATHS) {
   test(`[${path.name}] register PGID 0 while the exited leader is an unreaped zombie: the member still ends at EOF`, { skip: !linux }, withMark(async (mark) => {
     const supervisor = startSupervisorOn(mark, path.env, 3000);
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     // python3 starts the leader and never waits for it: the leader stays a zombie after its exit.
     const parent = spawn('python3', ['-c', [
       'import subprocess, sys, time',
@@ -192,7 +177,7 @@ test('an inherited handle no group takes is closed; one a group holds, or one no
       stdio: ['pipe', 'ignore', 'pipe', held, refused, undeclared],
       env: markedEnv(mark),
     });
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     const pid = supervisor.pid!;
     const isPidfd = (fd: number) => /^(anon_inode:\[pidfd\]|pidfd:)/.test(readFdLink(pid, fd));
     assert.ok([3, 4, 5].every(isPidfd), 'the supervisor did not inherit three pidfds');
@@ -232,7 +217,7 @@ test('an inherited handle let go before the native calls load is closed', { skip
       stdio: ['pipe', 'ignore', 'pipe', handle],
       env: markedEnv(mark, { LEASH_GROUP_HANDLES: 'off' }),
     });
-    const { roundTrip } = listen(supervisor);
+    const { roundTrip } = listenToSupervisor(supervisor);
     const pid = supervisor.pid!;
     const isPidfd = (fd: number) => /^(anon_inode:\[pidfd\]|pidfd:)/.test(readFdLink(pid, fd));
     assert.ok(isPidfd(3), 'the supervisor did not inherit the pidfd');

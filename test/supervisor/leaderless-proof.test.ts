@@ -12,24 +12,8 @@ import { readProcStat } from '../../src/sys/procfs.js';
 import { isProcessAlive, ownProcessGroupId, signalProcess } from '../../src/sys/processes.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { exited, markedEnv, newMark, waitForGone, withMark } from '../helpers/processes.js';
-import { readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
-import type { ChildProcess } from 'node:child_process';
+import { listenToSupervisor, readPids, startGroup, startSupervisor, startTimeOf } from '../helpers/groups.js';
 import { GROUP_PATHS, pidfdCount } from '../helpers/group-paths.js';
-
-/** Collects a supervisor's stderr; `roundTrip` resolves once every line written before it was read. */
-function listen(supervisor: ChildProcess): { text: () => string; roundTrip: () => Promise<void> } {
-  let text = '';
-  supervisor.stderr!.setEncoding('utf8');
-  supervisor.stderr!.on('data', (chunk: string) => (text += chunk));
-  return {
-    text: () => text,
-    roundTrip: async () => {
-      const seen = text.split('unsafe process group 1\n').length;
-      supervisor.stdin!.write('register 1\n'); // refused with a line: its answer shows the lines before were read
-      assert.ok(await waitUntil(() => text.split('unsafe process group 1\n').length > seen, 10_000), 'the supervisor never answered');
-    },
-  };
-}
 
 test('bare `register` of a group whose leader exited: its member, and a child the member forks later, are ended at EOF', withMark(async (mark) => {
   const dir = mkdtempSync(join(tmpdir(), 'leash-leaderless-'));
@@ -43,7 +27,7 @@ test('bare `register` of a group whose leader exited: its member, and a child th
     assert.equal(isProcessAlive(group.pid), false);
 
     const supervisor = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId()), '--grace-ms', '2000']);
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     supervisor.stdin!.write(`register ${group.pid}\n`);
     await roundTrip();
     writeFileSync(join(dir, 'go'), '');
@@ -75,7 +59,7 @@ for (const path of GROUP_PATHS) {
     const tokened = leave(markedEnv(mark, { LEASH_OWNER_TOKEN: token }));
     const plain = leave(markedEnv(mark));
     const supervisor = startSupervisor(mark, ['--parent-pgid', String(ownProcessGroupId()), '--owner-token', token, '--grace-ms', '2000'], true, path.env);
-    const { roundTrip, text } = listen(supervisor);
+    const { roundTrip, text } = listenToSupervisor(supervisor);
     supervisor.stdin!.write(`register ${tokened.pid} ${startTimeOf(tokened.pid!)}\nregister ${plain.pid} ${startTimeOf(plain.pid!)}\n`);
     await roundTrip();
     if (path.handles) assert.ok(await waitUntil(() => pidfdCount(supervisor.pid!) >= 2, 10_000), 'the supervisor never took the pidfds');
