@@ -46,11 +46,12 @@ for (const path of GROUP_PATHS) {
       if (path.handles) {
         // The replay handed over the leaders' pidfds (the runner's group and the emptied one).
         assert.ok(outcome.replacementPidfds >= 2, `the replacement inherited ${outcome.replacementPidfds} pidfd(s)`);
-      } else {
-        // The replacement knew the group (recalled, no witness alive) and dropped it, with its notice.
-        const notice = new RegExp(`process group ${outcome.pgid} lost its leader and none of its 1 live member\\(s\\) is provably ours`);
-        assert.match(outcome.stderr, notice);
       }
+      // On the fallback the replacement knew the group (recalled, no witness alive: the fixture
+      // waits until the replay was read) and never signalled the stranger (asserted above). It
+      // says so at EOF when the group is still on its list ("lost its leader and none ... provably
+      // ours"); a group it let go before EOF goes without that line (seen under load, on the
+      // builds before this test waited for the replay too), so the line is not required.
     } finally {
       await killMarked(mark);
     }
