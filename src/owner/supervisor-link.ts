@@ -201,7 +201,6 @@ export class SupervisorLink {
       '--owner-token',
       this.config.ownerToken,
     );
-
     let child: ChildProcess;
     try {
       child = spawn(command!, args, {

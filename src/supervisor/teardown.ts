@@ -195,15 +195,17 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
   try {
     const ours: number[] = [];
     const goneThroughPidfd: number[] = [];
+    const refusedThroughPidfd: number[] = [];
     for (const pgid of throughPidfd) {
       const handle = handleOf(pgid)!;
       const outcome = handle.signalThroughPidfd(freeze ? 'SIGSTOP' : 'SIGTERM');
       if (outcome === 'sent') {
         viaHandle.set(pgid, handle);
         ours.push(pgid);
-      } else if (outcome === 'gone' || outcome === 'denied') {
-        goneThroughPidfd.push(pgid);
-        if (outcome === 'denied') plan.notify?.(`process group ${pgid} refused the signal (EPERM): not ours to end`);
+      } else if (outcome === 'gone') goneThroughPidfd.push(pgid);
+      else if (outcome === 'denied') {
+        refusedThroughPidfd.push(pgid);
+        plan.notify?.(`process group ${pgid} refused the signal (EPERM): not ours to end`);
       } else if (outcome === 'none') {
         // The flag was refused since (a kernel that turned it down once): proven another way.
         const proof = handle.prove();
@@ -317,7 +319,8 @@ export async function tearDown(plan: TeardownPlan): Promise<TeardownReport> {
     // Emptied groups whose number a process holds now: reported as taken by another. Off the
     // watchdog's list: their numbers are free for reuse.
     for (const pgid of goneThroughPidfd) if (plan.groups.get(pgid) !== undefined && readProcStat(pgid) !== undefined) report.staleGroups.push(pgid);
-    if (watchdog && goneThroughPidfd.length > 0 && !watchdog.forget(goneThroughPidfd, [])) watchdog.retire();
+    const offTheList = [...goneThroughPidfd, ...refusedThroughPidfd];
+    if (watchdog && offTheList.length > 0 && !watchdog.forget(offTheList, [])) watchdog.retire();
     endLeaderless(leaderless, 'SIGTERM');
 
     // Then whatever carries the token outside those groups: the spawn gap, and escapees whose
