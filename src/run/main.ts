@@ -9,7 +9,7 @@ import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
 import { chooseContainment, containmentNeedsNative } from './containment.js';
-import { describeContainment } from '../sys/cgroup.js';
+import { describeContainment, primeMigrations } from '../sys/cgroup.js';
 import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 import { planContainerRun, runIdentity } from './containers.js';
@@ -172,8 +172,9 @@ export async function runMain(argv: string[]): Promise<number> {
   if (process.platform === 'win32') return (await import('./windows-run.js')).runOnWindows({ ...parsed, log }).then(async (code) => (await containers?.finish(), code)); // Job Objects
   if (process.platform === 'linux' && hasProcfs()) {
     // koffi is needed before the command starts (the subreaper bit, in every mode): its loading
-    // begins now, and its file reads overlap the cgroup's making. Choosing needs it only under
-    // systemd (containmentNeedsNative).
+    // begins now. The kernel's wait before the first cgroup move runs beside it (primeMigrations),
+    // so that the trial move and the runner's come in the fast window after.
+    if (containmentNeedsNative(process.env)) void primeMigrations();
     const native = loadNative();
     if (containmentNeedsNative(process.env)) await native;
     const containment = await chooseContainment(process.env, (message) => log(`warning: ${message}`));

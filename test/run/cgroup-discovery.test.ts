@@ -1,8 +1,11 @@
 // Finding the cgroup v2 hierarchy and this process's place in it, and the owner's rules: pure
-// parsing (any machine), then the rules applied to given facts.
+// parsing (any machine), then the rules applied to given facts; last, the migration primer on
+// this process itself (where its cgroup is usable).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assessOwnCgroup, locateCgroup, parseCgroup2Mounts, parseUnifiedPath } from '../../src/sys/cgroup.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { assessOwnCgroup, locateCgroup, parseCgroup2Mounts, parseUnifiedPath, primeMigrations } from '../../src/sys/cgroup.js';
 
 const HYBRID = [
   '25 30 0:23 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755',
@@ -54,4 +57,17 @@ test('the owner\'s rules', () => {
   assert.match((stranger as { reason: string }).reason, /is not delegated to uid 4242/);
   const readOnly = assessOwnCgroup({ mountinfo: HYBRID.replace('shared:10 - cgroup2', 'shared:10 - cgroup2').replace(' rw,nosuid,nodev,noexec,relatime shared:10', ' ro,nosuid shared:10'), procCgroup, euid: 0, systemd: false });
   assert.deepEqual(readOnly, { usable: false, reason: '/sys/fs/cgroup/unified is mounted read-only' });
+});
+
+test('the migration primer moves nobody and never rejects', async (t) => {
+  const before = readFileSync('/proc/self/cgroup', 'utf8');
+  const place = assessOwnCgroup();
+  if (!place.usable) {
+    t.skip(`no usable cgroup here: ${place.reason}`);
+    return;
+  }
+  // The primer writes this process's pid into its own cgroup.procs: it must stay where it was.
+  await primeMigrations();
+  assert.equal(readFileSync('/proc/self/cgroup', 'utf8'), before);
+  assert.ok(readFileSync(join(place.place.directory, 'cgroup.procs'), 'utf8').split('\n').includes(String(process.pid)));
 });
