@@ -7,7 +7,7 @@ import { groupLeaderIdentity, liveMemberCounts, signalGroup, signalProcess } fro
 import { hasProcfs } from '../sys/procfs.js';
 import { proveLeader, proveMembers, recordGroupMembers, signalProven, unprovenGroupNotice, type ProcessIdentityMark } from '../sys/group-membership.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
-import { earlyStopRequest, FORWARDED_SIGNALS, stopSignals, treeSignalFor } from './signals.js';
+import { earlyStopRequest, forwardedSignals, stopSignals, treeSignalFor } from './signals.js';
 import { signalIfSame, signalNumber } from '../sys/verified-signal.js';
 import { startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
@@ -95,7 +95,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
       signalTree('SIGKILL');
     }, options.graceMs);
   };
-  const forwarders = FORWARDED_SIGNALS.map((signal) => {
+  const forwarders = forwardedSignals().map((signal) => {
     const handler = () => {
       if (exitCode === null) signalProcess(pgid, signal);
     };

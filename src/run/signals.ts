@@ -18,7 +18,7 @@
 // leash's wake-up); real-time signals (Node cannot listen to them). SIGCONT resumes leash as
 // always, and is forwarded too unless it ends leash's own suspension. A real abort (Node's own,
 // a failed assertion) still ends leash: abort() restores the default action and raises SIGABRT again.
-import { holdCatchableSignals } from '../sys/stray-signals.js';
+import { holdCatchableSignals, profilerUsesSigprof } from '../sys/stray-signals.js';
 
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
 export const STOP_AS_TERM_SIGNALS = ['SIGABRT', 'SIGTRAP', 'SIGSYS', 'SIGXCPU'] as const;
@@ -36,6 +36,11 @@ export const PARENT_DEATH_PROMPT = 'SIGSTKFLT';
 
 export type StopSignal = (typeof STOP_SIGNALS)[number] | (typeof STOP_AS_TERM_SIGNALS)[number];
 export type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
+
+/** The signals passed on to the runner in this process: not SIGPROF while leash itself is being profiled (its ticks are the profiler's). */
+export function forwardedSignals(): readonly ForwardedSignal[] {
+  return profilerUsesSigprof() ? FORWARDED_SIGNALS.filter((signal) => signal !== 'SIGPROF') : FORWARDED_SIGNALS;
+}
 
 /** Every signal that makes leash stop the tree gracefully. */
 export const ALL_STOP_SIGNALS: readonly StopSignal[] = [...STOP_SIGNALS, ...STOP_AS_TERM_SIGNALS];

@@ -31,7 +31,7 @@ import { ParentWatch } from './parent-watch.js';
 import { startRunner, type StartFailure } from './runner.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { StopNames } from './stop-names.js';
-import { ALL_STOP_SIGNALS, earlyStopRequest, FORWARDED_SIGNALS, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
+import { ALL_STOP_SIGNALS, earlyStopRequest, forwardedSignals, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
 
 export { classifySpawnError, startRunner, type StartFailure } from './runner.js';
 
@@ -204,7 +204,7 @@ export class TreeSupervisor {
     }
     this.on('SIGCHLD', this.childListener);
     for (const signal of stopSignals()) this.on(signal, () => this.onControlSignal(signal));
-    for (const signal of FORWARDED_SIGNALS) {
+    for (const signal of forwardedSignals()) {
       // With --die-with-parent, this is the kernel's parent-death signal: only a prompt to look.
       if (signal === PARENT_DEATH_PROMPT && this.options.dieWithParent) continue;
       this.on(signal, () => this.forwardToRunner(signal));

@@ -8,6 +8,7 @@ import { constants } from 'node:os';
  * - SIGSEGV, SIGBUS, SIGFPE and SIGILL raised by a real fault would re-run the faulting
  *   instruction forever behind a handler that returns (a crash must stay a crash);
  * - SIGCHLD, SIGCONT, SIGURG and SIGWINCH are ignored or harmless by default, and libuv uses SIGCHLD.
+ * SIGPROF too, while the CPU profiler runs (profilerUsesSigprof).
  */
 const LEFT_ALONE = new Set([
   'SIGKILL', 'SIGSTOP', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL',
@@ -15,6 +16,16 @@ const LEFT_ALONE = new Set([
 ]);
 
 const ignore = (): void => {};
+
+/**
+ * Whether V8's CPU profiler runs in this process (`node --cpu-prof` or `--prof`; Node refuses both
+ * in NODE_OPTIONS). It samples with SIGPROF: a listener for SIGPROF makes Node die of it at exit
+ * (Node 20: status 155, the profile lost), and its ticks are nobody else's business. SIGPROF keeps
+ * its default then.
+ */
+export function profilerUsesSigprof(execArgv: readonly string[] = process.execArgv): boolean {
+  return execArgv.some((flag) => flag === '--cpu-prof' || flag === '--prof');
+}
 
 /**
  * Installs a do-nothing listener for every other signal Node can name (SIGTERM, SIGINT, SIGHUP,
@@ -25,8 +36,9 @@ const ignore = (): void => {};
  */
 export function holdCatchableSignals(): NodeJS.Signals[] {
   const held: NodeJS.Signals[] = [];
+  const profiled = profilerUsesSigprof();
   for (const name of Object.keys(constants.signals) as NodeJS.Signals[]) {
-    if (LEFT_ALONE.has(name)) continue;
+    if (LEFT_ALONE.has(name) || (profiled && name === 'SIGPROF')) continue;
     try {
       process.on(name, ignore);
       held.push(name);

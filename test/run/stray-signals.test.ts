@@ -10,9 +10,12 @@
 // could not have forwarded the second.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readProcStat } from '../../src/sys/procfs.js';
+import { profilerUsesSigprof } from '../../src/sys/stray-signals.js';
 import { signalNumber } from '../../src/sys/verified-signal.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { STOP_AS_TERM_SIGNALS } from '../../src/run/signals.js';
@@ -184,4 +187,31 @@ test('SIGTSTP is ignored where leash run\'s process group is orphaned (nothing c
   assert.ok(await waitUntil(() => /SIGTSTP ignored/.test(err), 5000), err);
   signalProcess(pid, 'SIGTERM');
   await stopsGracefully(leash, pid, 'SIGTERM');
+});
+
+test('profilerUsesSigprof: node --cpu-prof or --prof', () => {
+  assert.equal(profilerUsesSigprof([]), false);
+  assert.equal(profilerUsesSigprof(['--cpu-prof-dir=/tmp/x', '--max-old-space-size=64']), false);
+  assert.equal(profilerUsesSigprof(['--max-old-space-size=64', '--cpu-prof']), true);
+  assert.equal(profilerUsesSigprof(['--prof']), true);
+  assert.equal(profilerUsesSigprof(['--heap-prof']), false);
+});
+
+// A profiled leash (`node --cpu-prof .../leash.js run`) once held SIGPROF: Node then dies of it
+// at exit (155, no profile), and every profiler tick went on to the runner, whose default action
+// for SIGPROF is death.
+test('leash run under V8\'s CPU profiler: neither it nor its runner dies of the profiler\'s SIGPROF', async (t) => {
+  const { mark, dir } = markedScratch(t);
+  const profiles = join(dir, 'profiles');
+  const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, CLI_ENTRY, 'run', '--', '/bin/sh', '-c', 'sleep 0.5; exit 3'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const result = await exited(child, 20_000);
+  // The case happened: leash ran under the profiler (the profile is written at its exit).
+  assert.ok(existsSync(profiles) && readdirSync(profiles).some((name) => name.endsWith('.cpuprofile')), `no profile was written: ${stderr}`);
+  assert.equal(result.signal, null, `leash run died of ${result.signal}: ${stderr}`);
+  assert.equal(result.code, 3, `the runner did not end by itself: ${stderr}`);
 });
