@@ -7,10 +7,11 @@
 // Membership is the kernel's: a process that left its session and scrubbed its environment is
 // still in the cgroup. It costs well under a megabyte.
 //
-// It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT: a stop that signals every process of an outer
-// cgroup (a `leash run` inside another: this guard sits in the outer run's cgroup) must not end
-// the guard while its leash runs; only SIGKILL can, and leash then starts another, for as long as
-// it lives (rate limited). It inherits, as fd 3, the cgroup's directory that leash opened and
+// It ignores every signal a POSIX shell can name whose default would end it (TERM, INT, HUP,
+// QUIT, USR1, USR2, ALRM, PIPE, ...): a stop that signals every process of an outer cgroup (a
+// `leash run` inside another: this guard sits in the outer run's cgroup) must not end the guard
+// while its leash runs. SIGKILL (and the real-time signals, SIGSTKFLT, which dash cannot name)
+// still can, and leash then starts another, for as long as it lives (rate limited). It inherits, as fd 3, the cgroup's directory that leash opened and
 // flocked: the lock says, for as long as the guard lives, that the cgroup is not abandoned.
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from '../sys/child-process.js';
@@ -20,14 +21,14 @@ import type { TreeCgroup } from '../sys/cgroup.js';
 /** Only shell built-ins but `sleep`, which runs during a teardown only. */
 export const CGROUP_GUARD_SCRIPT = `
 cg=$1 ticks=$2
-trap '' TERM INT HUP QUIT
+trap '' TERM INT HUP QUIT USR1 USR2 ALRM PIPE VTALRM PROF XCPU XFSZ TRAP SYS ABRT IO PWR
 while IFS= read -r line; do [ "$line" = release ] && exit 0; done
 populated() { while read -r k v; do [ "$k" = populated ] && [ "$v" = 1 ] && return 0; done < "$cg/cgroup.events"; return 1; } 2>/dev/null
 frozen() { while read -r k v; do [ "$k" = frozen ] && [ "$v" = 1 ] && return 0; done < "$cg/cgroup.events"; return 1; } 2>/dev/null
 if sleep 0.0 2>/dev/null; then tick=0.1 per=1; else tick=1 per=10; fi
 nap() { sleep $tick; }
-each() { [ -f "$2/cgroup.procs" ] && while read -r p; do kill -"$1" "$p" 2>/dev/null; done < "$2/cgroup.procs"; for d in "$2"/*/; do [ -d "$d" ] && (each "$1" "\${d%/}"); done; }
-prune() { for d in "$1"/*/; do [ -d "$d" ] && (prune "\${d%/}"); done; rmdir "$1" 2>/dev/null; }
+each() { [ -f "$2/cgroup.procs" ] && while read -r p; do kill -"$1" "$p" 2>/dev/null; done < "$2/cgroup.procs"; for d in "$2"/*/ "$2"/.[!.]*/ "$2"/..?*/; do [ -d "$d" ] && (each "$1" "\${d%/}"); done; }
+prune() { for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do [ -d "$d" ] && (prune "\${d%/}"); done; rmdir "$1" 2>/dev/null; }
 freeze() { echo 1 > "$cg/cgroup.freeze" 2>/dev/null || return 1; i=0; while ! frozen && [ $i -lt 20 ]; do nap; i=$((i+1)); done; }
 thaw() { echo 0 > "$cg/cgroup.freeze" 2>/dev/null; }
 if populated; then
@@ -108,7 +109,7 @@ export class CgroupGuard {
   }
 
   /**
-   * The guard was killed (only SIGKILL can): another takes its place at once, for as long as leash
+   * The guard was killed (SIGKILL, or a signal a shell cannot name): another takes its place at once, for as long as leash
    * lives; past RESTARTS_PER_WINDOW starts in RESTART_WINDOW_MS (something kills each one), after
    * a pause, said, and then again.
    */

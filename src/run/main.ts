@@ -8,7 +8,7 @@ import { writeDiagnostic } from '../sys/safe-output.js';
 import { runWithProcessGroup } from './group-fallback.js';
 import { lightenFootprint } from './footprint.js';
 import { RunGuard } from './guard.js';
-import { chooseContainment, containmentNeedsNative } from './containment.js';
+import { chooseContainment, CONTAINMENT_VARIABLE, containmentNeedsNative } from './containment.js';
 import { describeContainment, primeMigrations } from '../sys/cgroup.js';
 import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
@@ -174,9 +174,11 @@ export async function runMain(argv: string[]): Promise<number> {
     // koffi is needed before the command starts (the subreaper bit, in every mode): its loading
     // begins now. The kernel's wait before the first cgroup move runs beside it (primeMigrations),
     // so that the trial move and the runner's come in the fast window after.
-    if (containmentNeedsNative(process.env)) void primeMigrations();
+    const primed = containmentNeedsNative(process.env) ? primeMigrations(process.env[CONTAINMENT_VARIABLE] === 'cgroup') : undefined;
     const native = loadNative();
     if (containmentNeedsNative(process.env)) await native;
+    // Settled before any real move: a late no-op write would move leash back out of the run's cgroup.
+    await primed;
     const containment = await chooseContainment(process.env, (message) => log(`warning: ${message}`));
     if (containment.cgroup || (await native)) {
       // One line says which containment is in force (--quiet drops it, as the phase lines).

@@ -18,7 +18,7 @@
 // leash's wake-up); real-time signals (Node cannot listen to them). SIGCONT resumes leash as
 // always, and is forwarded too unless it ends leash's own suspension. A real abort (Node's own,
 // a failed assertion) still ends leash: abort() restores the default action and raises SIGABRT again.
-import { holdCatchableSignals, profilerUsesSigprof } from '../sys/stray-signals.js';
+import { holdCatchableSignals, sigprofIsProfilers } from '../sys/stray-signals.js';
 
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
 export const STOP_AS_TERM_SIGNALS = ['SIGABRT', 'SIGTRAP', 'SIGSYS', 'SIGXCPU'] as const;
@@ -39,7 +39,7 @@ export type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
 
 /** The signals passed on to the runner in this process: not SIGPROF while leash itself is being profiled (its ticks are the profiler's). */
 export function forwardedSignals(): readonly ForwardedSignal[] {
-  return profilerUsesSigprof() ? FORWARDED_SIGNALS.filter((signal) => signal !== 'SIGPROF') : FORWARDED_SIGNALS;
+  return sigprofIsProfilers() ? FORWARDED_SIGNALS.filter((signal) => signal !== 'SIGPROF') : FORWARDED_SIGNALS;
 }
 
 /** Every signal that makes leash stop the tree gracefully. */

@@ -193,7 +193,7 @@ export class TreeSupervisor {
   async run(): Promise<number> {
     // Orphans must come to us, not to init, from the runner's very first fork, in every mode: the
     // seed sets the bit before anything else, and `adopted` counts from the first orphan on.
-    // main.ts began loading koffi at leash's start, beside the cgroup's making.
+    // main.ts loaded koffi at leash's start (beside the kernel's first-migration wait: primeMigrations).
     const native = await (this.options.native ?? loadNative());
     if (native) setChildSubreaper();
     else if (this.cgroup) {

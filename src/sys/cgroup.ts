@@ -85,6 +85,10 @@ export interface CgroupLocation {
  * later mount at the same place (a read-only bind over the hierarchy) hides the earlier ones.
  */
 export function locateCgroup(path: string, mounts: readonly CgroupMount[]): CgroupLocation | undefined {
+  // Outside the root of its cgroup namespace a process reads `0::/../x`: that cgroup is not under
+  // any mount this namespace shows, and joining the path would step out of the mount point (into
+  // a v1 hierarchy beside it, say).
+  if (path.split('/').includes('..')) return undefined;
   for (const mount of [...mounts].reverse()) {
     const root = mount.root === '/' ? '' : mount.root;
     if (path !== mount.root && !path.startsWith(`${root}/`)) continue;
@@ -639,18 +643,23 @@ export async function moveProcess(cgroup: TreeCgroup, where: 'in' | 'out', pid =
 
 /**
  * Starts a migration that changes nothing (this process into the cgroup it is already in) on the
- * thread pool, and never fails. Any migration takes the kernel's one cgroup-wide write lock, whose
- * first taking after a quiet spell waits for an RCU grace period: 7-24 ms measured here, against
- * 0.1-0.3 ms for the moves in the next 20 ms or so. Started before koffi loads, that wait runs
- * beside the load instead of before the command's start. Only where this process may write its
- * own cgroup.procs (there is nothing to gain elsewhere: no move will follow).
+ * thread pool; settles, never rejects, when it is done. Any migration takes the kernel's one
+ * cgroup-wide write lock, whose first taking after a quiet spell waits for an RCU grace period:
+ * 7-24 ms measured here, against 0.1-0.3 ms for the moves in the next 20 ms or so. Started before
+ * koffi loads, that wait runs beside the load instead of before the command's start.
+ * Only where a move is likely to follow: this process may write its own cgroup.procs, and no
+ * systemd manages it undelegated (assessOwnCgroup's rule; the mark it reads needs koffi, so here
+ * only the user's word LEASH_CONTAINMENT=cgroup or a cgroup of leash's own name counts under
+ * systemd). Elsewhere it costs the machine a grace period under that lock for nothing.
  */
-export function primeMigrations(): Promise<void> {
+export function primeMigrations(declaredDelegated = false): Promise<void> {
   if (process.platform !== 'linux') return Promise.resolve();
   const mountinfo = readOrUndefined('/proc/self/mountinfo');
   const path = parseUnifiedPath(readOrUndefined('/proc/self/cgroup') ?? '');
-  const place = mountinfo === undefined || path === undefined ? undefined : locateCgroup(path, parseCgroup2Mounts(mountinfo));
+  if (mountinfo === undefined || path === undefined || !path.startsWith('/')) return Promise.resolve();
+  const place = locateCgroup(path, parseCgroup2Mounts(mountinfo));
   if (!place || place.mount.readOnly) return Promise.resolve();
+  if (existsSync('/run/systemd/system') && !declaredDelegated && parseRunCgroupName(basename(place.directory)) === undefined) return Promise.resolve();
   const procs = join(place.directory, 'cgroup.procs');
   if (!writable(procs)) return Promise.resolve();
   return writeFile(procs, String(process.pid)).catch(() => {});

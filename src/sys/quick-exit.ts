@@ -7,6 +7,7 @@
 import { constants } from 'node:fs';
 import { exitAtOnce, setFdFlags } from './native.js';
 import { readOwnFdFlags } from './procfs.js';
+import { nodeFlagNames } from './node-flags.js';
 import { diagnosticsPending } from './safe-output.js';
 
 const STDIO = [0, 1, 2] as const;
@@ -46,7 +47,10 @@ export class QuickExit {
   }
 }
 
-/** Whether Node was asked to write files as it exits (--cpu-prof, --heap-prof, NODE_V8_COVERAGE), which _exit would lose. */
+/** Node flags that have it write files as it exits, which _exit would lose. */
+const WRITES_AT_EXIT = new Set(['--cpu-prof', '--heap-prof', '--prof', '--prof-cpp']);
+
+/** Whether Node was asked to write files as it exits (a profile, a V8 log, NODE_V8_COVERAGE). */
 function writesAtExit(): boolean {
-  return process.env.NODE_V8_COVERAGE !== undefined || process.execArgv.some((flag) => /^--(?:cpu|heap)-prof/.test(flag));
+  return process.env.NODE_V8_COVERAGE !== undefined || nodeFlagNames().some((name) => WRITES_AT_EXIT.has(name));
 }

@@ -1,6 +1,8 @@
 // Keeping a process alive through every signal that can be caught. Standard library only: the
 // death supervisor imports this file.
 import { constants } from 'node:os';
+import { nodeFlagNames } from './node-flags.js';
+import { catchesSignals, hasProcfs } from './procfs.js';
 
 /**
  * Signals left at their default action:
@@ -8,7 +10,7 @@ import { constants } from 'node:os';
  * - SIGSEGV, SIGBUS, SIGFPE and SIGILL raised by a real fault would re-run the faulting
  *   instruction forever behind a handler that returns (a crash must stay a crash);
  * - SIGCHLD, SIGCONT, SIGURG and SIGWINCH are ignored or harmless by default, and libuv uses SIGCHLD.
- * SIGPROF too, while the CPU profiler runs (profilerUsesSigprof).
+ * SIGPROF too, while a profiler uses it (sigprofIsProfilers).
  */
 const LEFT_ALONE = new Set([
   'SIGKILL', 'SIGSTOP', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL',
@@ -17,14 +19,26 @@ const LEFT_ALONE = new Set([
 
 const ignore = (): void => {};
 
+/** Node flags that start V8's sampling profiler, which ticks with SIGPROF. */
+const SAMPLING_FLAGS = new Set(['--cpu-prof', '--prof', '--prof-cpp']);
+
+/** Whether these flags start V8's sampling profiler (`--cpu-prof`, `--prof`, `--prof-cpp`, in either spelling). */
+export function profilerFlagged(execArgv: readonly string[] = process.execArgv): boolean {
+  return nodeFlagNames(execArgv).some((name) => SAMPLING_FLAGS.has(name));
+}
+
+let sigprofIsTheProfilers: boolean | undefined;
+
 /**
- * Whether V8's CPU profiler runs in this process (`node --cpu-prof` or `--prof`; Node refuses both
- * in NODE_OPTIONS). It samples with SIGPROF: a listener for SIGPROF makes Node die of it at exit
- * (Node 20: status 155, the profile lost), and its ticks are nobody else's business. SIGPROF keeps
- * its default then.
+ * Whether SIGPROF belongs to a profiler in this process, decided once, at the first call (before
+ * holdCatchableSignals installs anything): a profiling flag, or, where /proc shows it, a SIGPROF
+ * handler already installed (a profiler a preload or the inspector started). The profiler ticks
+ * with SIGPROF: a listener for it makes Node die of it at exit (Node 20: status 155, the profile
+ * lost), and its ticks are nobody else's business. SIGPROF keeps its handler then.
  */
-export function profilerUsesSigprof(execArgv: readonly string[] = process.execArgv): boolean {
-  return execArgv.some((flag) => flag === '--cpu-prof' || flag === '--prof');
+export function sigprofIsProfilers(): boolean {
+  sigprofIsTheProfilers ??= profilerFlagged() || (hasProcfs() && catchesSignals(process.pid, [constants.signals.SIGPROF]));
+  return sigprofIsTheProfilers;
 }
 
 /**
@@ -36,7 +50,7 @@ export function profilerUsesSigprof(execArgv: readonly string[] = process.execAr
  */
 export function holdCatchableSignals(): NodeJS.Signals[] {
   const held: NodeJS.Signals[] = [];
-  const profiled = profilerUsesSigprof();
+  const profiled = sigprofIsProfilers();
   for (const name of Object.keys(constants.signals) as NodeJS.Signals[]) {
     if (LEFT_ALONE.has(name) || (profiled && name === 'SIGPROF')) continue;
     try {

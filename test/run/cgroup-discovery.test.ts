@@ -32,6 +32,16 @@ test('a unified mount, a mount point with a space, a read-only bind over it (the
   assert.equal(locateCgroup('/system.slice', [mounts[1]!]), undefined);
 });
 
+test('a cgroup outside the root of this cgroup namespace (0::/../x) is under no mount here', () => {
+  const mounts = parseCgroup2Mounts(HYBRID);
+  // Joined as it is, the path steps out of the v2 mount into the v1 freezer beside it.
+  assert.equal(locateCgroup('/../freezer/x', mounts), undefined);
+  assert.equal(locateCgroup('/a/../../b', mounts), undefined);
+  assert.equal(locateCgroup('/a..b/c', mounts)?.directory, '/sys/fs/cgroup/unified/a..b/c');
+  const assessed = assessOwnCgroup({ mountinfo: HYBRID, procCgroup: '0::/../freezer/x\n', euid: 0, systemd: false });
+  assert.equal(assessed.usable, false);
+});
+
 test('the 0:: line of /proc/self/cgroup', () => {
   assert.equal(parseUnifiedPath('12:pids:/\n1:name=systemd:/x\n0::/leash-run-1-ab\n'), '/leash-run-1-ab');
   assert.equal(parseUnifiedPath('12:pids:/\n1:name=systemd:/\n'), undefined);

@@ -10,12 +10,12 @@
 // could not have forwarded the second.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { readProcStat } from '../../src/sys/procfs.js';
-import { profilerUsesSigprof } from '../../src/sys/stray-signals.js';
+import { profilerFlagged } from '../../src/sys/stray-signals.js';
 import { signalNumber } from '../../src/sys/verified-signal.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { STOP_AS_TERM_SIGNALS } from '../../src/run/signals.js';
@@ -189,29 +189,50 @@ test('SIGTSTP is ignored where leash run\'s process group is orphaned (nothing c
   await stopsGracefully(leash, pid, 'SIGTERM');
 });
 
-test('profilerUsesSigprof: node --cpu-prof or --prof', () => {
-  assert.equal(profilerUsesSigprof([]), false);
-  assert.equal(profilerUsesSigprof(['--cpu-prof-dir=/tmp/x', '--max-old-space-size=64']), false);
-  assert.equal(profilerUsesSigprof(['--max-old-space-size=64', '--cpu-prof']), true);
-  assert.equal(profilerUsesSigprof(['--prof']), true);
-  assert.equal(profilerUsesSigprof(['--heap-prof']), false);
+test('profilerFlagged: --cpu-prof, --prof, --prof-cpp, in either spelling', () => {
+  assert.equal(profilerFlagged([]), false);
+  assert.equal(profilerFlagged(['--cpu-prof-dir=/tmp/x', '--max-old-space-size=64']), false);
+  assert.equal(profilerFlagged(['--max-old-space-size=64', '--cpu-prof']), true);
+  assert.equal(profilerFlagged(['--cpu_prof']), true);
+  assert.equal(profilerFlagged(['--prof']), true);
+  assert.equal(profilerFlagged(['--prof_cpp']), true);
+  assert.equal(profilerFlagged(['--heap-prof']), false);
 });
 
 // A profiled leash (`node --cpu-prof .../leash.js run`) once held SIGPROF: Node then dies of it
 // at exit (155, no profile), and every profiler tick went on to the runner, whose default action
-// for SIGPROF is death.
-test('leash run under V8\'s CPU profiler: neither it nor its runner dies of the profiler\'s SIGPROF', async (t) => {
-  const { mark, dir } = markedScratch(t);
-  const profiles = join(dir, 'profiles');
-  const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, CLI_ENTRY, 'run', '--', '/bin/sh', '-c', 'sleep 0.5; exit 3'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+// for SIGPROF is death. The profiler may be named in either spelling, or started by a preload
+// (then only the kernel's SigCgt mask says SIGPROF is taken).
+const PRELOAD_PROFILER = `
+const { Session } = require('node:inspector');
+const session = new Session();
+session.connect();
+session.post('Profiler.enable', () => session.post('Profiler.start'));
+`;
+for (const [name, flags] of [
+  ['--cpu-prof', ['--cpu-prof']],
+  ['--cpu_prof', ['--cpu_prof']],
+  ['a preload that starts the profiler', ['--require', 'PRELOAD']],
+] as const) {
+  test(`leash run under V8's CPU profiler (${name}): neither it nor its runner dies of the profiler's SIGPROF`, async (t) => {
+    const { mark, dir } = markedScratch(t);
+    const profiles = join(dir, 'profiles');
+    const preload = join(dir, 'profile.cjs');
+    writeFileSync(preload, PRELOAD_PROFILER);
+    const preloaded = (flags as readonly string[]).includes('PRELOAD');
+    const args = preloaded ? ['--require', preload] : [...flags, `--cpu-prof-dir=${profiles}`];
+    const child = spawn(process.execPath, [...args, CLI_ENTRY, 'run', '--', '/bin/sh', '-c', 'sleep 0.5; exit 3'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }),
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const result = await exited(child, 20_000);
+    // The case happened: leash ran under the profiler (with the flag, its profile is written at exit).
+    if (!preloaded) {
+      assert.ok(existsSync(profiles) && readdirSync(profiles).some((file) => file.endsWith('.cpuprofile')), `no profile was written: ${stderr}`);
+    }
+    assert.equal(result.signal, null, `leash run died of ${result.signal}: ${stderr}`);
+    assert.equal(result.code, 3, `the runner did not end by itself: ${stderr}`);
   });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const result = await exited(child, 20_000);
-  // The case happened: leash ran under the profiler (the profile is written at its exit).
-  assert.ok(existsSync(profiles) && readdirSync(profiles).some((name) => name.endsWith('.cpuprofile')), `no profile was written: ${stderr}`);
-  assert.equal(result.signal, null, `leash run died of ${result.signal}: ${stderr}`);
-  assert.equal(result.code, 3, `the runner did not end by itself: ${stderr}`);
-});
+}
