@@ -3,7 +3,8 @@
 // RESTARTS_PER_WINDOW in RESTART_WINDOW_MS, then after a pause that is said too. The last one
 // still does its work: a SIGKILL of leash afterwards ends the tree and removes the cgroup.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { test } from 'node:test';
 import * as guardModule from '../../src/run/cgroup-guard.js';
 import { signalProcess } from '../../src/sys/processes.js';
@@ -45,4 +46,25 @@ test('the cgroup guard, SIGKILLed again and again, is restarted for as long as l
   signalProcess(leashPid, 'SIGKILL');
   await exited(leash.child);
   assert.ok(await waitUntil(() => markedPids(mark).length === 0 && !existsSync(directory), 10_000), `left: ${markedPids(mark)}; ${existsSync(directory)}`);
+});
+
+// The guard is ended by SIGKILL only (and the signals dash cannot name): any other signal whose
+// default is death would leave the tree unguarded until leash noticed. The kernel's SigIgn mask
+// says which it ignores; one real SIGUSR1 shows it survives (it once died of it).
+test('the cgroup guard ignores every signal a shell can name whose default would end it', { skip }, async (t) => {
+  const { mark } = markedScratch(t);
+  const leash = startLeash(['run', '--', 'sleep', '1000'], mark);
+  const leashPid = leash.child.pid!;
+  assert.ok(await waitUntil(() => markedPidRunning(mark, 'sleep 1000') !== undefined && guardOf(leashPid) !== undefined, 10_000), leash.stderr());
+  const guard = guardOf(leashPid)!;
+  // Its traps are set by its first line: wait until the kernel shows them.
+  const fatal: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGPIPE', 'SIGVTALRM', 'SIGPROF', 'SIGXCPU', 'SIGXFSZ', 'SIGTRAP', 'SIGSYS', 'SIGABRT', 'SIGIO', 'SIGPWR'];
+  const ignoredMask = () => BigInt(`0x${/^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${guard}/status`, 'utf8'))?.[1] ?? '0'}`);
+  const ignores = (signal: NodeJS.Signals) => ((ignoredMask() >> BigInt(constants.signals[signal] - 1)) & 1n) === 1n;
+  assert.ok(await waitUntil(() => ignores('SIGTERM'), 5000), 'the guard never set its traps');
+  assert.deepEqual(fatal.filter((signal) => !ignores(signal)), []);
+  signalProcess(guard, 'SIGUSR1');
+  signalProcess(leashPid, 'SIGTERM');
+  assert.equal((await exited(leash.child)).code, 143, leash.stderr());
+  assert.doesNotMatch(leash.stderr(), /another one started|guard exited/);
 });
