@@ -160,6 +160,9 @@ export async function runMain(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   quiet = parsed.quiet;
+  // The document is this run's: a `leash run` inside the command (nested runs are supported)
+  // would otherwise write its own over it. Every spawn below reads process.env.
+  delete process.env.LEASH_STATE_PATH;
   if (parsed.ignoreHangup) ignoreHangup();
   // A container run (docker/podman/nerdctl run) gets a label naming this run; its guard starts now, outside the tree.
   const containers = planContainerRun(parsed.command, parsed.args, runIdentity, process.env, parsed.graceMs, (message) => log(`warning: ${message}`));

@@ -4,7 +4,8 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitUntil } from '../../src/sys/wait.js';
-import { exited } from '../helpers/processes.js';
+import { writerRecordPath } from '../../src/run/state.js';
+import { CLI_ENTRY, exited } from '../helpers/processes.js';
 import { markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
 
 const FIELDS = [
@@ -87,4 +88,19 @@ test('leash status shows the document, for a person and as JSON', async (t) => {
   assert.match(invalid.stderr(), /missing field/);
   const badFlag = startLeash(['status', '--yaml', state], mark);
   assert.equal((await exited(badFlag.child)).code, 64);
+});
+
+// A `leash run` inside the command once inherited LEASH_STATE_PATH and wrote its own document
+// over the outer run's (which `leash status` then called stale while it ran).
+test('LEASH_STATE_PATH names this run\'s document only: a nested leash run does not write over it', async (t) => {
+  const { mark, state } = markedScratch(t);
+  const inner = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI_ENTRY)} run -- sh -c 'echo "inner sees \${LEASH_STATE_PATH:-nothing}"'`;
+  const leash = startLeash(['run', '--', 'sh', '-c', inner], mark, { LEASH_STATE_PATH: state });
+  const result = await exited(leash.child, 30_000);
+  assert.equal(result.code, 0, leash.stderr());
+  // The case happened: the inner run ran (and was told nothing of the outer document).
+  assert.match(leash.stdout(), /^inner sees nothing$/m, leash.stderr());
+  // The document and its writer record are the outer run's.
+  assert.equal(readJson(writerRecordPath(state))?.pid, leash.child.pid, JSON.stringify(readJson(writerRecordPath(state))));
+  assert.equal(readJson(state)?.phase, 'exited');
 });
