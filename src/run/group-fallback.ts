@@ -9,6 +9,7 @@ import { proveLeader, proveMembers, recordGroupMembers, signalProven, unprovenGr
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { earlyStopRequest, forwardedSignals, stopSignals, treeSignalFor } from './signals.js';
 import { signalIfSame, signalNumber } from '../sys/verified-signal.js';
+import { runnerEnd } from './runner.js';
 import { startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
 
@@ -112,7 +113,7 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
     return [signal, handler] as const;
   });
   const runnerExited = new Promise<void>((resolve) => started.once('exit', (code, signal) => {
-    exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
+    exitCode = runnerEnd(started, code, signal);
     // Members left behind hold the number now: recorded while they do.
     if (hasProcfs() && signalGroup(pgid, 0) !== 'gone') recorded.push(...(recordGroupMembers(new Set([pgid])).get(pgid) ?? []));
     resolve();

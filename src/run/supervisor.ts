@@ -28,7 +28,7 @@ import type { Containment } from './containment/seam.js';
 import { TreeContainment } from './containment/tree.js';
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { ParentWatch } from './parent-watch.js';
-import { startRunner, type StartFailure } from './runner.js';
+import { runnerEnd, startRunner, type StartFailure } from './runner.js';
 import { StatePublisher, type Phase, type RunState } from './state.js';
 import { StopNames } from './stop-names.js';
 import { ALL_STOP_SIGNALS, earlyStopRequest, forwardedSignals, PARENT_DEATH_PROMPT, stopSignals, SUSPEND_SIGNALS, treeSignalFor } from './signals.js';
@@ -250,7 +250,7 @@ export class TreeSupervisor {
     this.runnerStart = runnerStat?.startTime ?? 0;
     if (runnerStat && !this.options.keepTerminal) guard?.track(new Map([[this.runnerPid, runnerStat.startTime]]));
     started.once('exit', (code, signal) => {
-      this.runnerExitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
+      this.runnerExitCode = runnerEnd(started, code, signal);
       this.adoptions.reapedTotal += 1;
       this.scheduleCheck();
     });

@@ -228,6 +228,27 @@ export function openPidfd(pid: number): number | undefined {
   throw new NativeError('pidfd_open', code, bindings.errno());
 }
 
+/** PIDFD_GET_INFO (Linux 6.15): _IOWR(0xFF, 11, struct pidfd_info), the struct's first version being 64 bytes. */
+const PIDFD_GET_INFO = 0xc040ff0b;
+const PIDFD_INFO_SIZE = 64;
+const PIDFD_INFO_EXIT = 8n;
+/** Where the wait status lies in struct pidfd_info (after mask, cgroupid and eleven 32-bit ids). */
+const PIDFD_INFO_EXIT_CODE_OFFSET = 60;
+
+/**
+ * The wait status (as waitpid gives it) of the exited process a pidfd names, kept by the kernel
+ * after the process was reaped (by anyone: libuv, for its children). Undefined while it runs, and
+ * on kernels before 6.15 (no PIDFD_GET_INFO, or no exit information in it).
+ */
+export function pidfdExitStatus(fd: number): number | undefined {
+  const info = Buffer.alloc(PIDFD_INFO_SIZE);
+  info.writeBigUInt64LE(PIDFD_INFO_EXIT, 0);
+  const ioctl = lazyCall<(fd: number, request: number, buffer: Buffer) => number>('ioctl', 'int ioctl(int fd, unsigned long request, _Inout_ uint8_t *info)');
+  if (ioctl(fd, PIDFD_GET_INFO, info) < 0) return undefined;
+  if ((info.readBigUInt64LE(0) & PIDFD_INFO_EXIT) === 0n) return undefined;
+  return info.readInt32LE(PIDFD_INFO_EXIT_CODE_OFFSET);
+}
+
 /** pidfd_send_signal: delivers only to the process the descriptor names, never to a reused pid. */
 export function signalPidfd(fd: number, signal: number): 'sent' | 'gone' | 'denied' {
   const result = native('pidfd_send_signal').syscall4(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, 0);

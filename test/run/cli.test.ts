@@ -7,6 +7,8 @@ import { scratchDir, startLeash } from '../helpers/leash-run.js';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { graceFromSeconds, parseRunArgs } from '../../src/run/main.js';
+import { holdExitStatus } from '../../src/sys/exit-status.js';
+import { loadNative } from '../../src/sys/native.js';
 
 async function runToEnd(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
   const mark = newMark();
@@ -71,6 +73,33 @@ test('a runner killed by signal n gives 128+n', async () => {
   assert.equal(segv.code, 139);
   assert.match(segv.stderr, /phase=exited .*runner_exit_code=139/);
 });
+
+// Node reads a death by a signal it has no name for (the real-time ones) as exit code 0: leash
+// once passed that on, a killed command turned into a success. The kernel keeps the real status
+// for a pidfd's holder from Linux 6.15 on; before that leash has only Node's word.
+const kernelKeepsExitStatus = await (async () => {
+  if (process.platform !== 'linux' || !(await loadNative())) return false;
+  const child = spawn('true');
+  const read = holdExitStatus(child.pid!);
+  await exited(child);
+  return read() === 0;
+})();
+
+for (const containment of ['tree', 'auto']) {
+  test(`a runner killed by a real-time signal gives 128+n, not 0 (LEASH_CONTAINMENT=${containment})`, { skip: kernelKeepsExitStatus ? false : 'the kernel keeps no exit status for a pidfd (Linux < 6.15)' }, async () => {
+    const mark = newMark();
+    try {
+      const child = spawn(process.execPath, [CLI_ENTRY, 'run', '--', 'sh', '-c', 'kill -34 $$'], { stdio: ['ignore', 'ignore', 'pipe'], env: markedEnv(mark, { LEASH_CONTAINMENT: containment }) });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+      const result = await exited(child, 20_000);
+      assert.equal(result.code, 162, stderr);
+      assert.match(stderr, /phase=exited .*runner_exit_code=162/);
+    } finally {
+      await killMarked(mark);
+    }
+  });
+}
 
 test('a missing command exits 127, one that cannot be executed 126', async () => {
   const missing = await runToEnd(['run', '--', 'leash-no-such-command-anywhere']);
