@@ -9,6 +9,7 @@ import { proveLeader, proveMembers, recordGroupMembers, signalProven, unprovenGr
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { earlyStopRequest, forwardedSignals, stopSignals, treeSignalFor } from './signals.js';
 import { signalIfSame, signalNumber } from '../sys/verified-signal.js';
+import { continuesAfter } from './containment/seam.js';
 import { runnerEnd } from './runner.js';
 import { startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
@@ -65,8 +66,13 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   };
   const signalTree = (signal: NodeJS.Signals) => {
     const target = ours();
-    if (target === 'group') signalGroup(pgid, signal);
-    else recorded.push(...signalProven(target, signal, signalIfSame));
+    if (target === 'group') {
+      if (signalGroup(pgid, signal) === 'sent' && continuesAfter(signal)) signalGroup(pgid, 'SIGCONT');
+    } else {
+      const reached = signalProven(target, signal, signalIfSame);
+      recorded.push(...reached);
+      if (continuesAfter(signal)) for (const mark of reached) signalIfSame(mark.pid, mark.startTime, 'SIGCONT');
+    }
   };
   let phase: Phase = 'running';
   let exitCode: number | null = null;

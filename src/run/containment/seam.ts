@@ -33,3 +33,13 @@ export interface Containment {
   /** Job control: stops the tree; the returned function continues what it stopped. */
   pause(): () => void;
 }
+
+/**
+ * Whether a pass's signal is followed by SIGCONT to whatever it reached: a stopped process (kill
+ * -STOP, a debugger, SIGTTIN) acts on SIGTERM only once it runs again, so a graceful stop would
+ * wait out the whole grace and end it with SIGKILL. systemd sends SIGCONT after the stop signal
+ * for the same reason. Not after SIGKILL (it needs no run), nor the job-control signals themselves.
+ */
+export function continuesAfter(signal: NodeJS.Signals): boolean {
+  return signal !== 'SIGKILL' && signal !== 'SIGCONT' && signal !== 'SIGSTOP' && signal !== 'SIGTSTP' && signal !== 'SIGTTIN' && signal !== 'SIGTTOU';
+}
