@@ -1,6 +1,7 @@
 // What `leash run` ended, by name: each process it signalled to take the tree down, with its
 // command line, written on stderr and beside the state document (`.<name>.ended`, read by
 // `leash status`), so a leftover is a name, not only a count. The document keeps its ten keys.
+import { rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readRegularFileBounded } from '../sys/bounded-read.js';
 import { readCommandLine, type ProcStat } from '../sys/procfs.js';
@@ -37,6 +38,15 @@ export function nameProcesses(list: readonly EndedProcess[], total = list.length
 
 export function endedRecordPath(statePath: string): string {
   return join(dirname(statePath), `.${basename(statePath)}.ended`);
+}
+
+/** Removes the record an earlier run left beside the document at `statePath` (none is fine; a failure only leaves it). */
+export function forgetEndedRecord(statePath: string): void {
+  try {
+    rmSync(endedRecordPath(statePath), { force: true });
+  } catch {
+    // A directory in its place, no permission: leash status may show an old record, nothing worse.
+  }
 }
 
 export interface EndedRecordContent {

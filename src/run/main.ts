@@ -13,6 +13,7 @@ import { describeContainment, primeMigrations } from '../sys/cgroup.js';
 import { ignoreHangup, installSignalShield } from './signals.js';
 import { TreeSupervisor } from './supervisor.js';
 import { planContainerRun, runIdentity } from './containers.js';
+import { forgetEndedRecord } from './ended.js';
 
 export const RUN_USAGE =
   'usage: leash run [--grace TIME] [--state FILE] [--die-with-parent] [--no-stdin-watch] [--parent-death-signal SIG] ' +
@@ -163,6 +164,8 @@ export async function runMain(argv: string[]): Promise<number> {
   // The document is this run's: a `leash run` inside the command (nested runs are supported)
   // would otherwise write its own over it. Every spawn below reads process.env.
   delete process.env.LEASH_STATE_PATH;
+  // What an earlier run with this document ended is not this run's (leash status reads it beside the document).
+  if (parsed.statePath !== undefined) forgetEndedRecord(parsed.statePath);
   if (parsed.ignoreHangup) ignoreHangup();
   // A container run (docker/podman/nerdctl run) gets a label naming this run; its guard starts now, outside the tree.
   const containers = planContainerRun(parsed.command, parsed.args, runIdentity, process.env, parsed.graceMs, (message) => log(`warning: ${message}`));

@@ -215,13 +215,11 @@ export class TreeSupervisor {
     if (early) {
       this.requestedSignal = early;
       this.options.log(`${early} before the command started; not starting it`);
-      this.cleanUp();
-      return 128 + signalNumber(early);
+      return this.endBeforeStart(128 + signalNumber(early));
     }
     if (this.options.dieWithParent && !this.parent.arm()) {
       this.options.log('parent already gone before the command started; not starting it');
-      this.cleanUp();
-      return 1;
+      return this.endBeforeStart(1);
     }
 
     const guard = this.cgroup ? undefined : this.options.guard;
@@ -233,15 +231,11 @@ export class TreeSupervisor {
     }
     const env = guard ? { ...process.env, [RUN_TOKEN_VARIABLE]: guard.token } : process.env;
     const starting = this.startRunnerContained(env);
-    if (starting === undefined) {
-      this.cleanUp();
-      return 1;
-    }
+    if (starting === undefined) return this.endBeforeStart(1);
     const started = await starting;
     if (!(started instanceof ChildProcess)) {
       this.options.log(started.message);
-      this.cleanUp();
-      return started.code;
+      return this.endBeforeStart(started.code);
     }
     this.runnerPid = started.pid ?? 0;
     // The runner leads its own group (setsid): guard it before the first walk. Keeping the
@@ -657,6 +651,19 @@ export class TreeSupervisor {
       .then(after)
       .catch((error: unknown) => this.options.log(`warning: after the stop: ${error instanceof Error ? error.message : String(error)}`))
       .then(done);
+  }
+
+  /**
+   * The command never ran (not found, not executable, a stop or the parent's death first): the
+   * state document still says so, with the code leash exits with, so that `leash status` never
+   * shows an earlier run's end for this one.
+   */
+  private endBeforeStart(code: number): number {
+    this.runnerExitCode = code;
+    this.phase = 'exited';
+    this.state.publish(true);
+    this.cleanUp();
+    return code;
   }
 
   private cleanUp(): void {

@@ -1,6 +1,6 @@
 // The state document of `leash run` and `leash status`.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitUntil } from '../../src/sys/wait.js';
@@ -103,4 +103,21 @@ test('LEASH_STATE_PATH names this run\'s document only: a nested leash run does 
   // The document and its writer record are the outer run's.
   assert.equal(readJson(writerRecordPath(state))?.pid, leash.child.pid, JSON.stringify(readJson(writerRecordPath(state))));
   assert.equal(readJson(state)?.phase, 'exited');
+});
+
+// A run whose command never started once wrote no document: the earlier run's stayed, and
+// `leash status` showed its end ("exited with status 0") for a run that failed with 127. The
+// record of what an earlier run ended (`.<name>.ended`) was shown for a later run the same way.
+test('a run that never starts its command still writes its document; an earlier run\'s ended record is not this run\'s', async (t) => {
+  const { mark, dir, state } = markedScratch(t);
+  const earlier = join(dir, '.state.json.ended');
+  writeFileSync(state, JSON.stringify({ phase: 'exited', runner_exit_code: 0 }));
+  writeFileSync(earlier, JSON.stringify({ ended: [{ pid: 1234, command: 'sleep 30', signal: 'SIGTERM' }], more: 0 }) + '\n');
+  const leash = startLeash(['run', '--state', state, '--', join(dir, 'no-such-command')], mark);
+  const result = await exited(leash.child, 20_000);
+  assert.equal(result.code, 127, leash.stderr());
+  const document = readJson(state);
+  assert.equal(document?.phase, 'exited', JSON.stringify(document));
+  assert.equal(document?.runner_exit_code, 127, JSON.stringify(document));
+  assert.equal(existsSync(earlier), false, 'the earlier run\'s ended record is still there');
 });
