@@ -40,6 +40,13 @@ const START_WORD = /(?<![\w.\/\\:$-])start(?=[\s"']|$)/gi;
 const START_COMMAND_BEFORE = /(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand))$/;
 /** An inner shell's flag right before it: the script may be `start` alone (`cmd /c start`). */
 const INNER_FLAG_BEFORE = /(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)$/;
+/**
+ * What must come first after a `start` that begins the text or follows `&`/`|` (after an inner
+ * shell's flag any word does): a title or quoted program, a switch, a value, or a file name, URL or
+ * path (`start "" url`, `start /min x`, `'start ' + url`, `start app.exe`). Prose begins the same
+ * way with a bare word (`"Start the server"`, `'start watch on: %s'`), and so does `start notepad`.
+ */
+const START_ARGUMENT = /^(?:["'\/\uE000]|[^\s"']*[.:\\\/][^\s"'])/;
 /** start's switches that take a value as the next word. */
 const START_VALUED = new Set(['/d', '/node', '/affinity', '/machine']);
 
@@ -77,7 +84,8 @@ function startIn(command: string): string | undefined {
     const words = (end < 0 ? rest : rest.slice(0, end)).split(/[ \t]+/).filter(Boolean);
     const { b, wait, firstIsB } = startSwitches(words);
     if (b && wait) continue;
-    const atCommand = START_COMMAND_BEFORE.test(head) && (words.length > 0 || INNER_FLAG_BEFORE.test(head));
+    const inner = INNER_FLAG_BEFORE.test(head);
+    const atCommand = START_COMMAND_BEFORE.test(head) && (inner || (words.length > 0 && START_ARGUMENT.test(words[0] as string)));
     if (atCommand || (firstIsB && /(?:^|[\s;&|("'\uE000])$/.test(command.slice(0, at)))) return b ? 'start /b' : 'start';
   }
   return undefined;
@@ -238,9 +246,11 @@ const START_ANY_CASE = String.raw`[Ss][Tt][Aa][Rr][Tt](?:[^\n]{0,200}?\/[Bb](?!\
  */
 const START = '[Ss][Tt][Aa][Rr][Tt]';
 const INNER_FLAG = String.raw`(?:\/[CcKk]|-[A-Za-z]*[Cc]|-[Cc]ommand)`;
+/** START_ARGUMENT in source text: a quote, a switch, a value's `{`, `${`, `%` or `+`, an escape, or a word with `.`, `:` or a slash in it (or any escape right after `start`: `start\t`). */
+const START_ARGUMENT_SOURCE = String.raw`(?:[ \t]+(?:["'\x60\/\\{$%+]|[^\s"'\x60]*[.:\\\/][^\s"'\x60])|\\)`;
 const START_COMMAND = [
-  String.raw`['"\x60][ \t]*@?${START}(?:[ \t]|\\[tn])`,
-  String.raw`[&|][ \t]*@?${START}[ \t]`,
+  String.raw`['"\x60][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
+  String.raw`[&|][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
   String.raw`${INNER_FLAG}[ \t]+(?:\\?["'][ \t]*)?@?${START}(?![\w.\/\\:$-])`,
   String.raw`\/[CcKk]['"][ \t]*,\s*[rRuUbB]?['"]${START}['"]`,
 ].join('|');
