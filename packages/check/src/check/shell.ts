@@ -47,6 +47,8 @@ const INNER_FLAG_BEFORE = /(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)$/;
  * way with a bare word (`"Start the server"`, `'start watch on: %s'`), and so does `start notepad`.
  */
 const START_ARGUMENT = /^(?:["'\/\uE000]|[^\s"']*[.:\\\/][^\s"'])/;
+/** How far after a `start` its switches and program are looked for. */
+const START_WINDOW = 500;
 /** start's switches that take a value as the next word. */
 const START_VALUED = new Set(['/d', '/node', '/affinity', '/machine']);
 
@@ -79,7 +81,7 @@ function startIn(command: string): string | undefined {
   for (const match of command.matchAll(START_WORD)) {
     const at = match.index;
     const head = command.slice(Math.max(0, at - HEAD_WINDOW), at).replace(/[ \t]*(?:["'][ \t]*)?@?$/, '');
-    const rest = command.slice(at + 5);
+    const rest = command.slice(at + 5, at + 5 + START_WINDOW); // bounded: a line of many `start`s stays linear
     const end = rest.search(/[&|\n]/);
     const words = (end < 0 ? rest : rest.slice(0, end)).split(/[ \t]+/).filter(Boolean);
     const { b, wait, firstIsB } = startSwitches(words);
