@@ -106,7 +106,7 @@ function cook(raw: string): string {
  * joined to: only a lone one counts, so the `&&` of `exec('npm run build && npm test')` does not
  * make its statement, and everything sharing a name with it, worth parsing.
  */
-const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WORD_LIST, 'start-process', String.raw`start\s`].join('|'), 'i');
+const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WORD_LIST, 'start-process', String.raw`start\s`, '^/[ck]$'].join('|'), 'i');
 /**
  * The same, searched in the whole raw text at once, in three cheaper passes than one
  * case-insensitive alternation: the words (`detached` and `unref` also make a chunk a trigger
@@ -115,6 +115,8 @@ const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WOR
 const AMPERSAND = 38;
 const TRIGGER_WORDS = new RegExp(['detach', 'unref', ...SHELL_WORD_LIST].join('|'), 'g');
 const TRIGGER_START = /start[\s\\-]/gi; // a backslash: `start\t/b` in the source
+/** cmd's `/c` or `/k` as a string of its own: an argument list's `start` may follow (`['/c', 'start', '""', url]`). */
+const TRIGGER_CMD_FLAG = /(?<=['"`])\/[ck](?=['"`])/gi;
 const PTY_SIZE = /\bcols\b/g;
 
 /**
@@ -194,6 +196,7 @@ class Tokenizer {
       if (first === 100 /* d */ ? text.charCodeAt(match.index + 1) === 101 /* detach, not disown or daemonize */ : first === 117 /* u */) this.sourceTriggers.push(match.index);
     }
     for (const match of text.matchAll(TRIGGER_START)) triggers.push(match.index);
+    for (const match of text.matchAll(TRIGGER_CMD_FLAG)) triggers.push(match.index);
     // A terminal size (`{ cols, rows }`) makes a spawn a PTY spawn (js-rules.ts, isPtyShape): a
     // chunk holding `cols` is kept, wherever it is (kept is always safe).
     for (const match of text.matchAll(PTY_SIZE)) this.sourceTriggers.push(match.index);

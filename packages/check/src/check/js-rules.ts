@@ -14,7 +14,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, startInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -1350,6 +1350,10 @@ class JsFileAnalysis {
     const node = unwrap(expression);
     if (ts.isArrayLiteralExpression(node)) {
       for (const element of node.elements) this.checkShellText(element, viaName);
+      if (node.elements.some((element) => this.shellConstruct(element))) return;
+      // `['/c', 'start', '""', url]`: cmd's start, one word to an element.
+      const start = this.argvStart(node);
+      if (start) this.report(node, 'shell-background', 'error', `shell command starts a background process (${start}) that outlives its owner`, node);
       return;
     }
     // Command text held in a variable (`const cmd = 'server &'`, `args = ['-Command', 'Start-Process x']`
@@ -1378,10 +1382,15 @@ class JsFileAnalysis {
         const construct = this.shellConstruct(element);
         if (construct) return construct;
       }
-      return undefined;
+      return this.argvStart(node);
     }
     const text = commandText(node, 0);
     return text === undefined ? undefined : backgroundingIn(text);
+  }
+
+  /** cmd's `start` after `/c` or `/k` in an argument list, one word to an element. */
+  private argvStart(list: ts.ArrayLiteralExpression): string | undefined {
+    return startInArgv(list.elements.map((element) => this.literalText(element)));
   }
 
   private checkTypedDeclaration(declaration: ts.VariableDeclaration): void {

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, startInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -350,22 +350,39 @@ const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:
 const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
 
 /** The strings assigned to names in the text (an f-string's fields read as values), by name. */
-function heldCommandText(text: string): Map<string, Array<{ offset: number; text: string }>> {
-  const held = new Map<string, Array<{ offset: number; text: string }>>();
+function heldCommandText(text: string): Map<string, HeldCommand[]> {
+  const held = new Map<string, HeldCommand[]>();
   for (const match of text.matchAll(HELD_COMMAND)) {
     const name = match[1] as string;
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
+    const list = held.get(name) ?? [];
+    held.set(name, list);
     for (const string of value.matchAll(HELD_STRING)) {
       const prefix = string[1] as string;
       let body = string[2] ?? string[3] ?? '';
       if (/f/i.test(prefix)) body = body.replace(/\{[^{}]*\}/g, VALUE_MARK);
-      const list = held.get(name) ?? [];
       list.push({ offset: valueAt + (string.index as number), text: body });
-      held.set(name, list);
     }
+    // A list is also read word by word, for cmd's start after `/c` (`["cmd", "/c", "start", "", url]`).
+    if (value.startsWith('[')) list.push({ offset: valueAt, text: '', words: listWords(value.slice(1, -1)) });
   }
   return held;
+}
+
+interface HeldCommand { offset: number; text: string; words?: Array<string | undefined> }
+/** One element of a one-line list: a string (with its prefix) or anything else, up to the next comma. */
+const LIST_ELEMENT = /[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')[ \t]*(?=,|$)|[^,]*)(?:,|$)/gy;
+/** The elements of a one-line list's text: a plain string's text, or undefined (an f-string, a name, a call). */
+function listWords(inner: string): Array<string | undefined> {
+  const words: Array<string | undefined> = [];
+  LIST_ELEMENT.lastIndex = 0;
+  for (let match = LIST_ELEMENT.exec(inner); match && LIST_ELEMENT.lastIndex <= inner.length; match = LIST_ELEMENT.exec(inner)) {
+    const body = match[2] ?? match[3];
+    words.push(body !== undefined && !/f/i.test(match[1] ?? '') ? body : undefined);
+    if (LIST_ELEMENT.lastIndex >= inner.length) break;
+  }
+  return words;
 }
 
 /** `~X`: flags cleared, not set. */
@@ -484,7 +501,7 @@ class PythonFileAnalysis {
   /** Names assigned creation flags with a detach bit (python-flags.ts), read when a flags value is met. */
   private flagVariables: Map<string, number> | undefined;
   /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
-  private heldCommands: Map<string, Array<{ offset: number; text: string }>> | undefined;
+  private heldCommands: Map<string, HeldCommand[]> | undefined;
   private readonly heldReported = new Set<number>();
   /** Lists and tuples already read as argument vectors, by start. */
   private readonly argumentVectors = new Set<number>();
@@ -969,6 +986,7 @@ class PythonFileAnalysis {
       const before = this.findings.length;
       for (const element of node.namedChildren) if (element) this.checkShellText(element);
       if (this.findings.length === before) this.checkDetachingCommand(node);
+      if (this.findings.length === before) this.checkStartArgv(node);
       return;
     }
     const text = commandValue(node);
@@ -985,7 +1003,7 @@ class PythonFileAnalysis {
     this.heldCommands ??= heldCommandText(this.text);
     for (const held of this.heldCommands.get(name) ?? []) {
       if (this.heldReported.has(held.offset)) continue;
-      const construct = backgroundingIn(held.text);
+      const construct = held.words ? startInArgv(held.words) : backgroundingIn(held.text);
       if (!construct) continue;
       this.heldReported.add(held.offset);
       const line = this.text.slice(0, held.offset).split('\n').length;
@@ -1030,6 +1048,14 @@ class PythonFileAnalysis {
         return;
       }
     }
+  }
+
+  /** `["cmd", "/c", "start", "", url]`: cmd's start after `/c` or `/k`, one word to an element. */
+  private checkStartArgv(list: SyntaxNode): void {
+    const argv: Array<string | undefined> = [];
+    for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(stringValue(element));
+    const construct = startInArgv(argv);
+    if (construct) this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
   /** `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal arguments (up to the first one not known). */

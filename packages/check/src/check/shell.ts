@@ -22,9 +22,90 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
   [command('nohup', String.raw`(?:\s|$)`), 'nohup'],
   [command('setsid', String.raw`(?:\s|$)`), 'setsid'],
   [/(?:^|[\s;&|(\uE000])disown(?:\s|$|;)/, 'disown'],
-  [/(?:^|[\s;&|("'\uE000])start\s+(?:"[^"]*"\s+)?\/b(?:\s|$)/i, 'start /b'],
   [/(?:^|[\s;&|("'\uE000])Start-Process(?:\s|$)/i, 'Start-Process'],
 ];
+
+/**
+ * cmd's `start` (PowerShell's `Start`, an alias of Start-Process, too): it starts its program in
+ * a new console (or, with `/b`, in the caller's, unwaited), and returns without waiting unless
+ * told `/wait`. Read where `start` is a command: the start of the text, after `&`/`&&`/`|`/`||`,
+ * or first in an inner shell's script (`cmd /c start "" x`, `cmd.exe /C "start x"`, `-Command
+ * "Start x"`), with something after it. Elsewhere (`npm start`, `yarn start`, `cmd /c "npm
+ * start"`, `./start`, `start.sh`, `Start-Sleep`) it is an argument or another name, except `start
+ * /b` (its switch first, after a title), read anywhere as before. `start /b /wait` runs the
+ * program in the caller's console and waits for it: a plain child, not reported.
+ */
+const START_WORD = /(?<![\w.\/\\:$-])start(?=[\s"']|$)/gi;
+/** The text before a `start` that makes it a command, once the blanks, a quote or an `@` right before it are set aside. */
+const START_COMMAND_BEFORE = /(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand))$/;
+/** An inner shell's flag right before it: the script may be `start` alone (`cmd /c start`). */
+const INNER_FLAG_BEFORE = /(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)$/;
+/**
+ * What must come first after a `start` that begins the text or follows `&`/`|` (after an inner
+ * shell's flag any word does): a title or quoted program, a switch, a value, or a file name, URL or
+ * path (`start "" url`, `start /min x`, `'start ' + url`, `start app.exe`). Prose begins the same
+ * way with a bare word (`"Start the server"`, `'start watch on: %s'`), and so does `start notepad`.
+ */
+const START_ARGUMENT = /^(?:["'\/\uE000]|[^\s"']*[.:\\\/][^\s"'])/;
+/** How far after a `start` its switches and program are looked for. */
+const START_WINDOW = 500;
+/** start's switches that take a value as the next word. */
+const START_VALUED = new Set(['/d', '/node', '/affinity', '/machine']);
+
+/**
+ * Whether `start` with these words after it (its switches, then the program) starts its program
+ * away from the caller: anything but `/b` with `/wait`. `/b` and `/wait` count among the switches
+ * before the program; a first word in quotes (or an empty one) is the window's title.
+ */
+function startSwitches(words: ReadonlyArray<string | undefined>): { b: boolean; wait: boolean; firstIsB: boolean } {
+  let b = false;
+  let wait = false;
+  let firstIsB = false;
+  for (let k = 0; k < words.length; k++) {
+    const word = words[k];
+    if (word === undefined) break;
+    if (k === 0 && (word === '' || /^["']/.test(word))) continue; // the title
+    const lower = word.toLowerCase();
+    if (!lower.startsWith('/')) break;
+    if (lower === '/b') {
+      b = true;
+      if (k === 0 || (k === 1 && (words[0] === '' || /^["']/.test(words[0] ?? '')))) firstIsB = true;
+    } else if (lower === '/wait') wait = true;
+    else if (START_VALUED.has(lower)) k++;
+  }
+  return { b, wait, firstIsB };
+}
+
+/** The `start` construct in command text (quoting already read), or undefined. */
+function startIn(command: string): string | undefined {
+  for (const match of command.matchAll(START_WORD)) {
+    const at = match.index;
+    const head = command.slice(Math.max(0, at - HEAD_WINDOW), at).replace(/[ \t]*(?:["'][ \t]*)?@?$/, '');
+    const rest = command.slice(at + 5, at + 5 + START_WINDOW); // bounded: a line of many `start`s stays linear
+    const end = rest.search(/[&|\n]/);
+    const words = (end < 0 ? rest : rest.slice(0, end)).split(/[ \t]+/).filter(Boolean);
+    const { b, wait, firstIsB } = startSwitches(words);
+    if (b && wait) continue;
+    const inner = INNER_FLAG_BEFORE.test(head);
+    const atCommand = START_COMMAND_BEFORE.test(head) && (inner || (words.length > 0 && START_ARGUMENT.test(words[0] as string)));
+    if (atCommand || (firstIsB && /(?:^|[\s;&|("'\uE000])$/.test(command.slice(0, at)))) return b ? 'start /b' : 'start';
+  }
+  return undefined;
+}
+
+/**
+ * cmd's `start` in an argument list, after cmd's `/c` or `/k` (`spawn('cmd', ['/c', 'start', '""',
+ * url])`): the words are read in order, a word that is not a literal undefined. Only after the
+ * flag: a lone `start` among other arguments is a script's name (`['run', 'start']`).
+ */
+export function startInArgv(words: ReadonlyArray<string | undefined>): string | undefined {
+  for (let k = 0; k + 1 < words.length; k++) {
+    if (!/^\/[ck]$/i.test(words[k] ?? '') || !/^start$/i.test(words[k + 1] ?? '')) continue;
+    const { b, wait } = startSwitches(words.slice(k + 2).map((word) => (word === '""' ? '' : word)));
+    if (!(b && wait)) return b ? 'start /b' : 'start';
+  }
+  return undefined;
+}
 
 // Commands whose whole job is to leave their caller behind, run by name (a word at a command's
 // start in shell text, or a program and its argument list joined). Each starts the program under
@@ -136,6 +217,8 @@ export function backgroundingIn(text: string): string | undefined {
   for (const [pattern, name] of BACKGROUNDING) {
     if (pattern.test(command)) return name;
   }
+  const start = startIn(command);
+  if (start) return start;
   // `a & b & wait`: jobs the same command line waits for end before it does.
   let last = -1;
   for (const match of command.matchAll(BACKGROUND_AMPERSAND)) last = match.index;
@@ -158,8 +241,23 @@ export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'twist
  * stretch, so that a long line of many `start`s stays linear).
  */
 const START_ANY_CASE = String.raw`[Ss][Tt][Aa][Rr][Tt](?:[^\n]{0,200}?\/[Bb](?!\w)|-[Pp][Rr][Oo][Cc][Ee][Ss][Ss])`;
+/**
+ * cmd's `start` as a command, as source text shows it: first in a string (`'start "" ' + url`),
+ * after `&` or `|` (`"cd x && start y"`), after an inner shell's flag (`cmd /c start`, `/C \"start`,
+ * `-Command "Start x`), or as the word after a `/c` or `/k` element of a list (`'/c', 'start'`).
+ */
+const START = '[Ss][Tt][Aa][Rr][Tt]';
+const INNER_FLAG = String.raw`(?:\/[CcKk]|-[A-Za-z]*[Cc]|-[Cc]ommand)`;
+/** START_ARGUMENT in source text: a quote, a switch, a value's `{`, `${`, `%` or `+`, an escape, or a word with `.`, `:` or a slash in it (or any escape right after `start`: `start\t`). */
+const START_ARGUMENT_SOURCE = String.raw`(?:[ \t]+(?:["'\x60\/\\{$%+]|[^\s"'\x60]*[.:\\\/][^\s"'\x60])|\\)`;
+const START_COMMAND = [
+  String.raw`['"\x60][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
+  String.raw`[&|][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
+  String.raw`${INNER_FLAG}[ \t]+(?:\\?["'][ \t]*)?@?${START}(?![\w.\/\\:$-])`,
+  String.raw`\/[CcKk]['"][ \t]*,\s*[rRuUbB]?['"]${START}['"]`,
+].join('|');
 /** Whether a source text may hold a shell word: every pattern above needs one of these. */
-export const SHELL_WORDS = new RegExp([...SHELL_WORD_LIST, START_ANY_CASE].join('|'));
+export const SHELL_WORDS = new RegExp([...SHELL_WORD_LIST, START_ANY_CASE, START_COMMAND].join('|'));
 /** After a lone `&`: the end of its line or of a string (or an escaped quote closing an inner one). Sticky, so nothing is sliced. */
 const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
 /** After a lone `&`: a word on the same line (`server & echo`). */
