@@ -82,3 +82,30 @@ test('a file turned away for its project modules has the findings of a whole par
     }
   }
 });
+
+test('a loose `detached` literal and a PTY spawn known by its shape need no spawn module: still reported', async () => {
+  const inert = { 'lib/run.ts': 'export function start(c: string) {\n  return setTimeout(() => c, 10);\n}\n' };
+  const texts: Array<[string, number]> = [
+    // js-detached-literal: an import from the project is a binding.
+    ["import { start } from './lib/run.js';\nexport const options = { detached: true, stdio: 'ignore' };\nstart('x');\n", 1],
+    ["import { start } from './lib/run.js';\nexport const options = { ['detach' + 'ed']: true, stdio: 'ignore' };\nstart('x');\n", 1],
+    // js-pty: `spawn` with `cols` and `rows`, whatever owns it.
+    ["import { start } from './lib/run.js';\nconst term = start('x');\nterm.spawn('sh', [], { cols: 80, rows: 24 }).unref();\n", 1],
+    // A method called detach and CSS classes hold none of these.
+    ["import { start } from './lib/run.js';\nstart('x').detach();\nconst css = 'grid-cols-2 auto-rows-fr';\nstart(css).unref();\n", 0],
+  ];
+  const cwd = process.cwd();
+  const root = project(inert);
+  try {
+    process.chdir(root);
+    for (const [text, expected] of texts) {
+      const whole = analyseJs(text, 'main.ts', root, 'whole');
+      const checked = await checkText('main.ts', text, 'js');
+      assert.deepEqual(checked.map((f) => [f.rule, f.line]), whole.map((f) => [f.rule, f.line]), text);
+      assert.equal(checked.length, expected, text);
+    }
+  } finally {
+    process.chdir(cwd);
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -120,9 +120,19 @@ export async function checkText(path: string, text: string, language: Language):
  * has no syntax error reported, as for any file the prefilter turns away.
  */
 function spawnReachable(path: string, text: string): boolean {
-  if (SPAWN_MODULE_WORDS.test(text) || text.includes('detach') || (text.includes('cols') && text.includes('rows'))) return true;
+  if (SPAWN_MODULE_WORDS.test(text) || DETACHED_KEY.test(text) || (COLS.test(text) && ROWS.test(text))) return true;
   return projectMayBindSpawn(path, text);
 }
+
+/**
+ * Where a property the analyser reads as `detached` may be: the word whole, or `detach` ending a
+ * piece of a key it folds (`'detach' + 'ed'`, `` `detach${x}` ``, an escape). Not a method or a
+ * name that goes on (`node.detach()`, `detachReporter`), which were most files holding `detach`.
+ */
+const DETACHED_KEY = /\bdetached\b|detach(?=['"`\\$])/;
+/** `cols` and `rows` as names or keys of their own, not in CSS classes (`grid-cols-2`, `auto-rows-fr`). */
+const COLS = /(?<![\w$-])cols(?![\w$-])/;
+const ROWS = /(?<![\w$-])rows(?![\w$-])/;
 
 /** Exempts findings covered by a marker with a reason, and reports markers that exempt nothing. */
 export function applyMarkers(path: string, text: string, raw: RawFinding[]): Finding[] {
