@@ -69,6 +69,8 @@ const steps = [
       '--format=esm',
       '--external:typescript',
       '--external:@vscode/tree-sitter-wasm',
+      // node:fs through require, without its ES facade (packages/check/src/check/node-fs.ts).
+      '--alias:node:fs=./packages/check/dist/check/node-fs.js',
       '--log-level=warning',
       '--outdir=packages/check/dist/command',
     ],

@@ -136,3 +136,15 @@ test('typescript code cache', async (t) => {
     assert.deepEqual(readFileSync(elsewhere), before, "the link's target was not written");
   }
 });
+
+test('typescript preloaded without crypto and perf_hooks still hashes and times as the real modules do', async () => {
+  const { preloadTypeScript } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/typescript-cache.js')).href)) as { preloadTypeScript(): void };
+  preloadTypeScript();
+  const ts = createRequire(join(REPO_ROOT, 'packages/check/dist/check/js-rules.js'))('typescript') as {
+    sys: { createHash?(data: string): string; createSHA256Hash?(data: string): string };
+  };
+  const { createHash } = await import('node:crypto');
+  const sha256 = createHash('sha256').update('abc').digest('hex');
+  assert.equal(ts.sys.createHash?.('abc'), sha256);
+  assert.equal(ts.sys.createSHA256Hash?.('abc'), sha256);
+});

@@ -2,6 +2,7 @@
 // analyser, then exemption markers.
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
+import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
 import { backgroundMayMatter, SHELL_WORDS, shellMayMatter } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
@@ -20,8 +21,7 @@ const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]/;
  * with none of these can report nothing, whatever it says about `detached`: a minified bundle that
  * mentions detached nodes in its comments is not parsed (a megabyte of them was a second of CPU).
  */
-const JS_SPAWN_GATE =
-  /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|['"`]daemon['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`]\.\.?[/'"`]/;
+const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]`);
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one
@@ -106,8 +106,33 @@ async function analyse(text: string, path: string, language: Language): Promise<
 
 export async function checkText(path: string, text: string, language: Language): Promise<Finding[]> {
   if (!mayMatter(text, language)) return [];
+  if (language === 'js' && !spawnReachable(path, text)) return applyMarkers(path, text, []);
   return applyMarkers(path, text, await analyse(text, path, language));
 }
+
+/**
+ * Whether a JS/TS file that passed the spawn gate by a relative specifier alone can report
+ * anything: every finding but two hangs on a spawn function or handle, which such a file can only
+ * get from a project module, and the project modules reachable from it are read for a spawn
+ * module's name (project-reach.ts) before the parser is loaded. The two: a loose `detached`
+ * literal, reported in any file with a binding (a project import is one), and a PTY spawn known by
+ * its `cols` and `rows`; a file that may hold either is parsed as before. A file not parsed here
+ * has no syntax error reported, as for any file the prefilter turns away.
+ */
+function spawnReachable(path: string, text: string): boolean {
+  if (SPAWN_MODULE_WORDS.test(text) || DETACHED_KEY.test(text) || (COLS.test(text) && ROWS.test(text))) return true;
+  return projectMayBindSpawn(path, text);
+}
+
+/**
+ * Where a property the analyser reads as `detached` may be: the word whole, or `detach` ending a
+ * piece of a key it folds (`'detach' + 'ed'`, `` `detach${x}` ``, an escape). Not a method or a
+ * name that goes on (`node.detach()`, `detachReporter`), which were most files holding `detach`.
+ */
+const DETACHED_KEY = /\bdetached\b|detach(?=['"`\\$])/;
+/** `cols` and `rows` as names or keys of their own, not in CSS classes (`grid-cols-2`, `auto-rows-fr`). */
+const COLS = /(?<![\w$-])cols(?![\w$-])/;
+const ROWS = /(?<![\w$-])rows(?![\w$-])/;
 
 /** Exempts findings covered by a marker with a reason, and reports markers that exempt nothing. */
 export function applyMarkers(path: string, text: string, raw: RawFinding[]): Finding[] {

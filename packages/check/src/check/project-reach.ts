@@ -1,0 +1,128 @@
+// Whether a JS/TS file's relative imports can bring it a spawn function, read from text alone, so
+// that a file whose only way to one is a project module is not parsed when none of those modules,
+// nor any module they import in turn, binds a spawn module (js-rules.ts follows them at parse
+// time, parsing each one whole).
+//
+// A project module's exports are spawn functions or child handles only through a binding of its
+// own: a spawn module (whose name is then in its text, as the spawn gate reads a checked file) or
+// another project module. So the modules reachable through relative specifiers are read, and the
+// answer is no only when none of them holds a spawn module's name. It errs towards yes: every
+// quoted relative string counts as a specifier (the analyser follows only imports and requires),
+// the chain is followed to any depth (the analyser stops at four), and a specifier written with an
+// escape is a yes. A specifier names the file the analyser's resolution picks (the same candidates
+// in the same order).
+import { lstatSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { readRegularFile } from './regular-file.js';
+
+/** The spawn gate's words for a spawn module or spawn options, without its relative specifiers (checker.ts). */
+export const SPAWN_MODULE_WORDS = /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|['"`]daemon['"`]|(?:Spawn|Exec|Fork|Process)\w*Options/;
+/** A quoted string that starts as a relative specifier does (`'./x'`, `"../x"`, `'.'`). */
+const RELATIVE_STRING = /(['"`])(\.\.?(?:\/[^'"`\n]*)?)\1/g;
+/** A module specifier written with an escape: what it names cannot be read from the text. */
+const ESCAPED_SPECIFIER = /(?:from|require|import|getBuiltinModule)\s*\(?\s*['"`][^'"`\n]*\\/;
+
+/** As js-rules.ts reads a project module: a regular file (not a link) no larger than this. */
+const MAX_MODULE_BYTES = 1 << 20;
+const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
+
+interface ModuleFacts {
+  /** Binds a spawn module, or cannot be told not to. */
+  spawns: boolean;
+  /** The files its relative strings can name. */
+  imports: string[];
+}
+
+/** Text facts by root and absolute path, for the process: a module imported by many files is read once. */
+const facts = new Map<string, ModuleFacts>();
+/** Files (by root and path) known to reach a spawn module, or none. */
+const reachesSome = new Set<string>();
+const reachesNone = new Set<string>();
+
+/**
+ * The file `specifier`, imported from `from`, names: the first regular file (not a link) inside
+ * `root` among js-rules.ts's candidates, in its order, or undefined. Answers are kept by folder and
+ * specifier: most of a project imports the same few modules.
+ */
+const resolved = new Map<string, string | undefined>();
+function resolveRelative(from: string, specifier: string, root: string): string | undefined {
+  const folder = dirname(resolve(from));
+  const key = `${root}\0${folder}\0${specifier}`;
+  if (resolved.has(key)) return resolved.get(key);
+  const base = resolve(folder, specifier);
+  const swapped = base.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
+  let found: string | undefined;
+  for (const candidate of [base, swapped, ...EXTENSIONS.map((ext) => base + ext), ...EXTENSIONS.map((ext) => `${base}/index${ext}`)]) {
+    const inside = relative(root, candidate);
+    if (inside.startsWith('..') || isAbsolute(inside)) break;
+    // Without an exception per absent candidate: most are absent.
+    if (lstatSync(candidate, { throwIfNoEntry: false })?.isFile() === true) {
+      found = candidate;
+      break;
+    }
+  }
+  resolved.set(key, found);
+  return found;
+}
+
+function relativeImports(file: string, text: string, root: string): string[] {
+  const files: string[] = [];
+  for (const match of text.matchAll(RELATIVE_STRING)) {
+    const found = resolveRelative(file, match[2] as string, root);
+    if (found !== undefined) files.push(found);
+  }
+  return files;
+}
+
+function factsOf(key: string, file: string, root: string): ModuleFacts {
+  let known = facts.get(key);
+  if (known) return known;
+  const read = readRegularFile(file, { followSymlink: false, maxBytes: MAX_MODULE_BYTES });
+  // A module the analyser cannot read gives it nothing.
+  if (!('text' in read)) known = { spawns: false, imports: [] };
+  else known = { spawns: SPAWN_MODULE_WORDS.test(read.text) || ESCAPED_SPECIFIER.test(read.text), imports: relativeImports(file, read.text, root) };
+  facts.set(key, known);
+  return known;
+}
+
+interface Frame {
+  key: string;
+  imports: string[];
+  next: number;
+}
+
+/**
+ * Whether a module imported by relative specifiers from `text` (the file at `path`, relative to
+ * the working directory) can bind a spawn module, directly or through modules it imports, inside
+ * `root`. False means no project binding of the file can ever be a spawn function or a handle.
+ */
+export function projectMayBindSpawn(path: string, text: string, root: string = process.cwd()): boolean {
+  if (ESCAPED_SPECIFIER.test(text)) return true;
+  const top = resolve(root);
+  const seen = new Set<string>();
+  // A depth-first walk by an explicit chain (an import chain can be any length): when a module
+  // that binds a spawn module is met, every module on the chain to it reaches one too.
+  const chain: Frame[] = [{ key: '', imports: relativeImports(path, text, top), next: 0 }];
+  const found = (): true => {
+    for (const frame of chain) if (frame.key !== '') reachesSome.add(frame.key);
+    return true;
+  };
+  while (chain.length > 0) {
+    const frame = chain[chain.length - 1] as Frame;
+    const file = frame.imports[frame.next++];
+    if (file === undefined) {
+      chain.pop();
+      continue;
+    }
+    const key = `${top}\0${file}`;
+    if (reachesSome.has(key)) return found();
+    if (seen.has(key) || reachesNone.has(key)) continue;
+    seen.add(key);
+    const module = factsOf(key, file, top);
+    chain.push({ key, imports: module.imports, next: 0 });
+    if (module.spawns) return found();
+  }
+  // Every module reachable from here was read and binds none: neither do they from anywhere.
+  for (const key of seen) reachesNone.add(key);
+  return false;
+}
