@@ -37,7 +37,9 @@ let sigprofIsTheProfilers: boolean | undefined;
  * lost), and its ticks are nobody else's business. SIGPROF keeps its handler then.
  */
 export function sigprofIsProfilers(): boolean {
-  sigprofIsTheProfilers ??= profilerFlagged() || (hasProcfs() && catchesSignals(process.pid, [constants.signals.SIGPROF]));
+  // Windows has no SIGPROF (its number is undefined there), and its /proc under Wine is no Linux one.
+  const sigprof = (constants.signals as Record<string, number | undefined>).SIGPROF;
+  sigprofIsTheProfilers ??= profilerFlagged() || (process.platform === 'linux' && sigprof !== undefined && hasProcfs() && catchesSignals(process.pid, [sigprof]));
   return sigprofIsTheProfilers;
 }
 
