@@ -5,7 +5,8 @@
 // the test's own, so what is left below it is this test's alone.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { signalProcess } from '../../src/sys/processes.js';
@@ -70,6 +71,34 @@ test('a command that made sub-cgroups, leash SIGKILLed: the guard ends them all 
   assert.ok(await waitUntil(() => !existsSync(run), 10_000), `the guard left ${runCgroupsBelow(parent.directory)}`);
   // The guard itself leaves right after its last rmdir.
   assert.ok(await waitUntil(() => !cgroupPopulated(parent.directory), 5000), `left: ${readFileSync(join(parent.directory, 'cgroup.procs'), 'utf8')}`);
+});
+
+// The guard's shell once globbed "$dir"/*/, which skips names that start with a dot: a member of
+// such a sub-cgroup got no SIGTERM when leash was SIGKILLed (only the kill after the grace), and
+// the run's cgroup was left behind.
+test('leash SIGKILLed: the guard gives a dot-named sub-cgroup\'s member its SIGTERM and removes the cgroup', { skip }, async (t) => {
+  const location = place as CgroupLocation;
+  const parent = scratchCgroup(t, location);
+  const mark = newMark();
+  t.after(() => killMarked(mark));
+  const scratch = mkdtempSync(join(tmpdir(), 'leash-dot-cgroup-'));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+  const heard = join(scratch, 'heard');
+  const script = [
+    `sh -c '${moveIntoSubCgroup(location.mount.mountPoint, '.hidden')}; trap "echo TERM > ${heard}; exit 0" TERM; while :; do sleep 0.1; done; : sleep 1004' &`,
+    'exec sleep 1001',
+  ].join('\n');
+  const leash = spawnInCgroup(parent.directory, [process.execPath, CLI_ENTRY, 'run', '--grace', '5', '--', 'sh', '-c', script], markedEnv(mark, { LEASH_GRACE_SECONDS: '', LEASH_STATE_PATH: '' }));
+  assert.ok(await waitUntil(() => markedPidRunning(mark, 'sleep 1001') !== undefined && runCgroupsBelow(parent.directory).length === 1, 10_000), leash.output());
+  const run = runCgroupsBelow(parent.directory)[0]!;
+  // The case happened: a member sits in a dot-named cgroup below the run's.
+  assert.ok(await waitUntil(() => cgroupPopulated(join(run, '.hidden')), 10_000), `nothing in ${run}/.hidden`);
+  assert.ok(guardOf(leash.pid!) !== undefined, 'no guard');
+  signalProcess(leash.pid!, 'SIGKILL');
+  await exited(leash);
+  // Well within the 5 s grace: the SIGTERM reached it, not only the kill after the grace.
+  assert.ok(await waitUntil(() => existsSync(heard), 4000), 'the dot-named cgroup\'s member never got SIGTERM');
+  assert.ok(await waitUntil(() => !existsSync(run), 10_000), `the guard left ${runCgroupsBelow(parent.directory)}`);
 });
 
 test('the clean-up of a run cgroup whose maker is gone removes the cgroups below it too', { skip }, async (t) => {
