@@ -202,7 +202,9 @@ describe('tree supervisor conformance', { concurrency: 6 }, () => {
     const { exit, document } = await runToEnd(impl, mark, dir, sh(`/bin/sh "$3" "$1" stubborn ignore & ${WAIT_READY}; exit 4`, log, 'stubborn', MEMBER), { graceMs: 500 });
     const stubborn = readLog(log).find((line) => line.name === 'stubborn' && line.event === 'ready');
     assert.ok(stubborn, 'the leftover never started');
-    assert.ok(performance.now() - started >= 500, 'it did not wait for the grace');
+    // Once (1 CI run of many, the seed's half, under load) the supervisor ended after 328 ms: the
+    // document and the members' log now say what it saw, should that come again.
+    assert.ok(performance.now() - started >= 500, `it did not wait for the grace: exit ${JSON.stringify(exit)}, document ${JSON.stringify(document)}, log ${JSON.stringify(readLog(log))}`);
     assert.deepEqual(exit, { code: 4, signal: null });
     assertGotOnly(log, 'stubborn', 'TERM');
     assertFinal(document, { runner_exit_code: 4, escalated: true, termination_signal: null });
