@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { waitedChildrenCpuSeconds } from '../src/sys/procfs.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const option = (name: string): string | undefined => {
@@ -19,16 +20,7 @@ const option = (name: string): string | undefined => {
 const RUNS = Math.max(1, Number(option('--runs')) || 3);
 const AGAINST = option('--against');
 
-/** CPU seconds of the children this process has waited for. */
-function childrenCpu(): number | undefined {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return undefined;
-  }
-}
+const childrenCpu = waitedChildrenCpuSeconds;
 
 function checkCpu(tree: string, dir: string): number {
   const before = childrenCpu() as number;

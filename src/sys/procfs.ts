@@ -478,6 +478,18 @@ export function readUptimeSeconds(): number | undefined {
   }
 }
 
+/** CPU seconds (user + system) of this process's children it has waited for (cutime + cstime of /proc/self/stat); undefined without /proc. */
+export function waitedChildrenCpuSeconds(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'latin1');
+    // After the name, state is field 3: cutime (16) and cstime (17) are at 13 and 14 here.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The value of one variable in the initial environment of a process, or undefined. */
 export function readEnvironVariable(pid: number, name: string): string | undefined {
   let raw: string;

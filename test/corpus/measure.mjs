@@ -11,6 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// The build's procfs reader (measure.mjs runs after `npm run build`, as the check it measures does).
+const { waitedChildrenCpuSeconds: childrenCpu } = await import('../../dist/src/sys/procfs.js');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
@@ -44,18 +46,6 @@ function readLabels() {
     byRepo.get(repo).push(site);
   }
   return byRepo;
-}
-
-/** CPU time (s) of this process's waited-for children, from /proc (Linux); undefined elsewhere. */
-function childrenCpu() {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the name: state is field 3, so cutime (16) and cstime (17) are at 13 and 14 here.
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return undefined;
-  }
 }
 
 const labels = readLabels();
