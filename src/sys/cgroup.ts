@@ -145,19 +145,27 @@ function hasDelegationMark(directory: string): boolean {
   return readExtendedAttribute(directory, 'trusted.delegate') === '1' || readExtendedAttribute(directory, 'user.delegate') === '1';
 }
 
-/** Whether this process may make child cgroups in its own v2 cgroup, and if not, why. */
-export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
-  if (process.platform !== 'linux') return { usable: false, reason: `no cgroups on ${process.platform}` };
+/** This process's v2 cgroup as a writable mount shows it, or why there is none (the first of assessOwnCgroup's rules). */
+function ownCgroupPlace(options: Pick<AssessOptions, 'mountinfo' | 'procCgroup'> = {}): CgroupLocation | string {
+  if (process.platform !== 'linux') return `no cgroups on ${process.platform}`;
   const mountinfo = options.mountinfo ?? readOrUndefined('/proc/self/mountinfo');
   const procCgroup = options.procCgroup ?? readOrUndefined('/proc/self/cgroup');
-  if (mountinfo === undefined || procCgroup === undefined) return { usable: false, reason: 'cannot read /proc/self/mountinfo or /proc/self/cgroup' };
+  if (mountinfo === undefined || procCgroup === undefined) return 'cannot read /proc/self/mountinfo or /proc/self/cgroup';
   const mounts = parseCgroup2Mounts(mountinfo);
-  if (mounts.length === 0) return { usable: false, reason: 'no cgroup v2 hierarchy is mounted' };
+  if (mounts.length === 0) return 'no cgroup v2 hierarchy is mounted';
   const path = parseUnifiedPath(procCgroup);
-  if (path === undefined || !path.startsWith('/')) return { usable: false, reason: 'this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)' };
+  if (path === undefined || !path.startsWith('/')) return 'this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)';
   const place = locateCgroup(path, mounts);
-  if (!place) return { usable: false, reason: `no cgroup v2 mount here shows this process's cgroup ${path}` };
-  if (place.mount.readOnly) return { usable: false, reason: `${place.mount.mountPoint} is mounted read-only` };
+  if (!place) return `no cgroup v2 mount here shows this process's cgroup ${path}`;
+  if (place.mount.readOnly) return `${place.mount.mountPoint} is mounted read-only`;
+  return place;
+}
+
+/** Whether this process may make child cgroups in its own v2 cgroup, and if not, why. */
+export function assessOwnCgroup(options: AssessOptions = {}): CgroupAssessment {
+  const place = ownCgroupPlace(options);
+  if (typeof place === 'string') return { usable: false, reason: place };
+  const path = place.path;
   const euid = options.euid ?? process.geteuid?.() ?? -1;
   const systemd = options.systemd ?? existsSync('/run/systemd/system');
   let authority: 'root' | 'delegated';
@@ -653,12 +661,8 @@ export async function moveProcess(cgroup: TreeCgroup, where: 'in' | 'out', pid =
  * systemd). Elsewhere it costs the machine a grace period under that lock for nothing.
  */
 export function primeMigrations(declaredDelegated = false): Promise<void> {
-  if (process.platform !== 'linux') return Promise.resolve();
-  const mountinfo = readOrUndefined('/proc/self/mountinfo');
-  const path = parseUnifiedPath(readOrUndefined('/proc/self/cgroup') ?? '');
-  if (mountinfo === undefined || path === undefined || !path.startsWith('/')) return Promise.resolve();
-  const place = locateCgroup(path, parseCgroup2Mounts(mountinfo));
-  if (!place || place.mount.readOnly) return Promise.resolve();
+  const place = ownCgroupPlace();
+  if (typeof place === 'string') return Promise.resolve();
   if (existsSync('/run/systemd/system') && !declaredDelegated && parseRunCgroupName(basename(place.directory)) === undefined) return Promise.resolve();
   const procs = join(place.directory, 'cgroup.procs');
   if (!writable(procs)) return Promise.resolve();
