@@ -9,7 +9,7 @@ import { proveLeader, proveMembers, recordGroupMembers, signalProven, unprovenGr
 import { RUN_TOKEN_VARIABLE, type RunGuard } from './guard.js';
 import { earlyStopRequest, forwardedSignals, stopSignals, treeSignalFor } from './signals.js';
 import { signalIfSame, signalNumber } from '../sys/verified-signal.js';
-import { continuesAfter } from './containment/seam.js';
+import { signalThenContinue } from './containment/seam.js';
 import { runnerEnd } from './runner.js';
 import { startRunner } from './supervisor.js';
 import { singleRunnerState, StatePublisher, type Phase } from './state.js';
@@ -66,13 +66,8 @@ export async function runWithProcessGroup(options: GroupFallbackOptions): Promis
   };
   const signalTree = (signal: NodeJS.Signals) => {
     const target = ours();
-    if (target === 'group') {
-      if (signalGroup(pgid, signal) === 'sent' && continuesAfter(signal)) signalGroup(pgid, 'SIGCONT');
-    } else {
-      const reached = signalProven(target, signal, signalIfSame);
-      recorded.push(...reached);
-      if (continuesAfter(signal)) for (const mark of reached) signalIfSame(mark.pid, mark.startTime, 'SIGCONT');
-    }
+    if (target === 'group') signalThenContinue(signal, (each) => signalGroup(pgid, each));
+    else recorded.push(...signalProven(target, signal, (pid, startTime, stop) => signalThenContinue(stop, (each) => signalIfSame(pid, startTime, each))));
   };
   let phase: Phase = 'running';
   let exitCode: number | null = null;

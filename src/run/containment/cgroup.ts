@@ -12,7 +12,7 @@ import { walkOnce } from '../../sys/tree.js';
 import { signalIfSame } from '../../sys/verified-signal.js';
 import type { Adoptions } from '../adoption.js';
 import type { PreparedNames, StopNames } from '../stop-names.js';
-import { continuesAfter, type Containment, type Pass } from './seam.js';
+import { signalThenContinue, type Containment, type Pass } from './seam.js';
 
 export interface CgroupContainmentHost {
   /** leash's own pid: the root of the walk for descendants outside the cgroup. */
@@ -163,10 +163,7 @@ export class CgroupContainment implements Containment {
         names(fresh);
         for (const pid of fresh) {
           this.reached.add(pid);
-          if (signalProcess(pid, signal) === 'sent') {
-            reached += 1;
-            if (continuesAfter(signal)) signalProcess(pid, 'SIGCONT');
-          }
+          if (signalThenContinue(signal, (each) => signalProcess(pid, each)) === 'sent') reached += 1;
         }
       });
       if (frozen) return reached;
@@ -184,10 +181,7 @@ export class CgroupContainment implements Containment {
     let reached = 0;
     for (const pid of fresh) {
       this.reached.add(pid);
-      if (this.cgroup.signalMember(pid, signal) === 'sent') {
-        reached += 1;
-        if (continuesAfter(signal)) this.cgroup.signalMember(pid, 'SIGCONT');
-      }
+      if (signalThenContinue(signal, (each) => this.cgroup.signalMember(pid, each)) === 'sent') reached += 1;
     }
     return reached;
   }
@@ -222,10 +216,7 @@ export class CgroupContainment implements Containment {
       const key = `${stat.pid}:${stat.startTime}`;
       if (this.reachedOutside.has(key)) continue;
       this.reachedOutside.add(key);
-      if (signalIfSame(stat.pid, stat.startTime, signal) === 'sent') {
-        sent.push(stat);
-        if (continuesAfter(signal)) signalIfSame(stat.pid, stat.startTime, 'SIGCONT');
-      }
+      if (signalThenContinue(signal, (each) => signalIfSame(stat.pid, stat.startTime, each)) === 'sent') sent.push(stat);
     }
     return sent;
   }

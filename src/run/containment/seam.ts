@@ -35,11 +35,17 @@ export interface Containment {
 }
 
 /**
- * Whether a pass's signal is followed by SIGCONT to whatever it reached: a stopped process (kill
- * -STOP, a debugger, SIGTTIN) acts on SIGTERM only once it runs again, so a graceful stop would
- * wait out the whole grace and end it with SIGKILL. systemd sends SIGCONT after the stop signal
- * for the same reason. Not after SIGKILL (it needs no run), nor the job-control signals themselves.
+ * Sends a pass's signal through `send`, then, where it was sent, SIGCONT the same way: a stopped
+ * process (kill -STOP, a debugger, SIGTTIN) acts on SIGTERM only once it runs again, so a
+ * graceful stop would wait out the whole grace and end it with SIGKILL. systemd sends SIGCONT
+ * after the stop signal for the same reason. Not after SIGKILL (it needs no run), nor after the
+ * job-control signals themselves. `send` proves identity each time (a pidfd, a witness, the
+ * freeze), so the SIGCONT reaches only what the signal did.
  */
-export function continuesAfter(signal: NodeJS.Signals): boolean {
-  return signal !== 'SIGKILL' && signal !== 'SIGCONT' && signal !== 'SIGSTOP' && signal !== 'SIGTSTP' && signal !== 'SIGTTIN' && signal !== 'SIGTTOU';
+export function signalThenContinue<T>(signal: NodeJS.Signals, send: (signal: NodeJS.Signals) => T): T {
+  const outcome = send(signal);
+  if (outcome === 'sent' && !NOT_CONTINUED.has(signal)) send('SIGCONT');
+  return outcome;
 }
+
+const NOT_CONTINUED: ReadonlySet<NodeJS.Signals> = new Set(['SIGKILL', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU']);

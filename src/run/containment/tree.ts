@@ -13,7 +13,7 @@ import { signalGroupWithWitness, signalIfSame } from '../../sys/verified-signal.
 import type { Adoptions } from '../adoption.js';
 import type { RunGuard } from '../guard.js';
 import type { StopNames } from '../stop-names.js';
-import { continuesAfter, type Containment, type Pass } from './seam.js';
+import { signalThenContinue, type Containment, type Pass } from './seam.js';
 
 // A process that changes group after a signal is new again: the group signal may have missed it.
 const key = (stat: { pid: number; startTime: number; pgid: number }) => `${stat.pid}:${stat.startTime}:${stat.pgid}`;
@@ -164,10 +164,9 @@ export class TreeContainment implements Containment {
       if (partial.has(pgid)) continue;
       // The first member still itself and still in the group is the witness.
       for (const witness of members) {
-        const outcome = signalGroupWithWitness(pgid, witness, signal);
+        const outcome = signalThenContinue(signal, (each) => signalGroupWithWitness(pgid, witness, each));
         if (outcome === 'gone') continue;
         if (outcome === 'sent') {
-          if (continuesAfter(signal)) signalGroupWithWitness(pgid, witness, 'SIGCONT');
           for (const member of members) signalled.add(key(member));
           reached += members.length;
         }
@@ -176,10 +175,7 @@ export class TreeContainment implements Containment {
     }
     for (const stat of this.tree.values()) {
       if (isDeadState(stat.state) || signalled.has(key(stat)) || spare?.has(key(stat))) continue;
-      if (signalIfSame(stat.pid, stat.startTime, signal) === 'sent') {
-        reached += 1;
-        if (continuesAfter(signal)) signalIfSame(stat.pid, stat.startTime, 'SIGCONT');
-      }
+      if (signalThenContinue(signal, (each) => signalIfSame(stat.pid, stat.startTime, each)) === 'sent') reached += 1;
       signalled.add(key(stat));
     }
     return reached;
