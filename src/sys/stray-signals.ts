@@ -27,19 +27,30 @@ export function profilerFlagged(execArgv: readonly string[] = process.execArgv):
   return nodeFlagNames(execArgv).some((name) => SAMPLING_FLAGS.has(name));
 }
 
+/** Flags through which code runs before ours (a preload, a loader) or an inspector attaches: only these can have started a profiler by then. */
+const EARLY_CODE_FLAGS = new Set(['--require', '--import', '--loader', '--experimental-loader', '--inspect', '--inspect-brk', '--inspect-wait']);
+
+/** Whether code other than ours may have run in this process before it (`-r`, `--import`, an inspector), on the command line or in NODE_OPTIONS. */
+function earlyCodeMayRun(): boolean {
+  const words = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return words.includes('-r') || nodeFlagNames(words).some((name) => EARLY_CODE_FLAGS.has(name));
+}
+
 let sigprofIsTheProfilers: boolean | undefined;
 
 /**
  * Whether SIGPROF belongs to a profiler in this process, decided once, at the first call (before
  * holdCatchableSignals installs anything): a profiling flag, or, where /proc shows it, a SIGPROF
- * handler already installed (a profiler a preload or the inspector started). The profiler ticks
+ * handler already installed (a profiler a preload or the inspector started). The kernel's mask is
+ * read only where such code can have run (earlyCodeMayRun): the read costs 0.4-0.6 ms of every
+ * start, and the supervisor (scrubbed environment, fixed flags) never has any. The profiler ticks
  * with SIGPROF: a listener for it makes Node die of it at exit (Node 20: status 155, the profile
  * lost), and its ticks are nobody else's business. SIGPROF keeps its handler then.
  */
 export function sigprofIsProfilers(): boolean {
   // Windows has no SIGPROF (its number is undefined there), and its /proc under Wine is no Linux one.
   const sigprof = (constants.signals as Record<string, number | undefined>).SIGPROF;
-  sigprofIsTheProfilers ??= profilerFlagged() || (process.platform === 'linux' && sigprof !== undefined && hasProcfs() && catchesSignals(process.pid, [sigprof]));
+  sigprofIsTheProfilers ??= profilerFlagged() || (process.platform === 'linux' && sigprof !== undefined && earlyCodeMayRun() && hasProcfs() && catchesSignals(process.pid, [sigprof]));
   return sigprofIsTheProfilers;
 }
 
