@@ -15,6 +15,7 @@ export const INPUT_FILES = [
   'packages/check/package.json',
   'scripts/build.mjs',
   'scripts/build-stamp.mjs',
+  'scripts/build-typescript-parser.mjs',
 ];
 
 function filesUnder(root, folder, found) {

@@ -55,6 +55,13 @@ const steps = [
     ],
   },
   {
+    // The check parses JS/TS with TypeScript's parser alone, cut from typescript.js (9 MB) to what
+    // createSourceFile reaches (about 1.3 MB): 30-40 ms less CPU of every run that parses JS.
+    what: 'cutting TypeScript\'s parser into packages/check/dist/vendor/ (esbuild)',
+    command: process.execPath,
+    args: ['scripts/build-typescript-parser.mjs'],
+  },
+  {
     // The check's command (its bin, the pre-commit hook) is a short process that a pre-commit run
     // starts for a handful of files: one module and two lazily loaded chunks (each analyser) load
     // 5-10 ms of CPU faster than ~20 modules. packages/check/bin/leash-check.js falls back to the
@@ -81,7 +88,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(ROOT);
 const STAMP = 'dist/.build-inputs';
 // What a complete build leaves: a stamp next to outputs someone deleted must not skip the build.
-const OUTPUTS = ['dist/src/index.js', 'dist/src/supervisor/supervisor.cjs', 'dist/src/run/leash-run.mjs', 'packages/check/dist/index.js', 'packages/check/dist/command/main.js'];
+const OUTPUTS = ['dist/src/index.js', 'dist/src/supervisor/supervisor.cjs', 'dist/src/run/leash-run.mjs', 'packages/check/dist/index.js', 'packages/check/dist/command/main.js', 'packages/check/dist/vendor/typescript-parser.cjs'];
 const force = process.argv.includes('--force') || process.env.LEASH_BUILD_FORCE === '1';
 const digest = buildInputsDigest(ROOT);
 let built;

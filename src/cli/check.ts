@@ -1,5 +1,5 @@
 // `leash check` lives in its own package, proc-leash-check, so that the core installs without its
-// parsers (typescript, tree-sitter: ~44 MB). This finds that package in a few fixed places only —
+// parsers (tree-sitter's grammars, 22 MB, and TypeScript's parser). This finds that package in a few fixed places only —
 // next to the core, then in the project the command runs in — proves nobody else could have put it
 // there, and hands it the arguments. Never Node's full search: that walks node_modules in every
 // parent folder, where anyone who can write /tmp or a shared parent could plant one.

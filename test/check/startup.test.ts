@@ -62,7 +62,9 @@ function runProbed(cwd: string, args: string[], cli: string = BIN): Promise<Load
   });
 }
 
-const typescriptLoaded = (run: Loaded) => run.required.some((path) => /[\\/]typescript[\\/]lib[\\/]typescript\.js$/.test(path));
+// The JS parser: TypeScript's, as the build cut it (dist/vendor/typescript-parser.cjs), or the whole package.
+const typescriptLoaded = (run: Loaded) => run.required.some((path) => /[\\/]typescript-parser\.cjs$|[\\/]typescript[\\/]lib[\\/]typescript\.js$/.test(path));
+const wholeTypescriptLoaded = (run: Loaded) => run.required.some((path) => /[\\/]typescript[\\/]lib[\\/]typescript\.js$/.test(path));
 const treeSitterLoaded = (run: Loaded) => run.required.some((path) => /[\\/]@vscode[\\/]tree-sitter-wasm[\\/]/.test(path));
 
 const files = {
@@ -98,6 +100,7 @@ test('a Python finding loads tree-sitter and not typescript; a JS finding typesc
   assert.equal(js.code, 1, js.stdout);
   assert.match(js.stdout, /spawn\.mjs:2:\d+ js-detached-spawn/);
   assert.ok(typescriptLoaded(js), 'the probe did not see typescript load for a JS finding');
+  assert.ok(!wholeTypescriptLoaded(js), 'the whole typescript.js loaded, not the cut parser');
   assert.ok(!treeSitterLoaded(js), 'tree-sitter loaded for a JS file');
 });
 

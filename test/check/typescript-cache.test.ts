@@ -2,23 +2,21 @@
 // not validate, and never a reason for different findings.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { killMarked, markedEnv, newMark, REPO_ROOT } from '../helpers/processes.js';
 import { pathToFileURL } from 'node:url';
 import { runCheck } from './harness.js';
 
 const { commandFlagsTag } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/v8-tuning.js')).href)) as { commandFlagsTag(): string };
 
-const packageJson = createRequire(join(REPO_ROOT, 'packages/check/package.json')).resolve('typescript/package.json');
-const version = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
-const CACHE = join(dirname(packageJson), '..', '.cache', 'proc-leash-check');
+// Where the command keeps it: the node_modules that holds the package (here, the workspace's).
+const CACHE = join(REPO_ROOT, 'node_modules', '.cache', 'proc-leash-check');
 const ours = () => {
   try {
-    return readdirSync(CACHE).filter((name) => name.startsWith(`typescript-${version}-`) && name.includes(`-node${process.version}-${process.arch}`) && name.endsWith('.v8cache'));
+    return readdirSync(CACHE).filter((name) => name.startsWith('typescript-parser-') && name.includes(`-node${process.version}-${process.arch}`) && name.endsWith('.v8cache'));
   } catch {
     return [];
   }
@@ -44,7 +42,9 @@ test('typescript code cache', async (t) => {
   // cache, removing those of other versions (left by an upgrade) and nothing else.
   const garbage = Buffer.alloc(4096, 7);
   writeFileSync(file, garbage);
-  const stale = join(CACHE, 'typescript-0.0.1-1-1-nodev0.0.1-x64.v8cache');
+  const stale = join(CACHE, 'typescript-parser-1-1-nodev0.0.1-x64.v8cache');
+  // The cache of the whole typescript.js that earlier releases kept here.
+  const earlier = join(CACHE, 'typescript-5.9.3-9112572-1796572308955-nodev20.20.2-x64.v8cache');
   // Temporary files: one left by a writer that died an hour ago goes, one being written stays.
   const deadWriter = join(CACHE, `${files[0]}.999999.tmp`);
   const liveWriter = join(CACHE, `${files[0]}.999998.tmp`);
@@ -54,6 +54,7 @@ test('typescript code cache', async (t) => {
   t.after(() => rmSync(liveWriter, { force: true }));
   const other = join(CACHE, 'not-a-cache.txt');
   writeFileSync(stale, garbage);
+  writeFileSync(earlier, garbage);
   // This version's cache under flags the command no longer sets goes too.
   const retired = tag === '' ? undefined : `${file.slice(0, -`-${tag}.v8cache`.length)}-retired-flags.v8cache`;
   if (retired) writeFileSync(retired, garbage);
@@ -64,6 +65,7 @@ test('typescript code cache', async (t) => {
   assert.equal(second.stdout, first.stdout);
   assert.notDeepEqual(readFileSync(file), garbage, 'the rejected cache is rewritten');
   assert.ok(!existsSync(stale), 'the other version\'s cache is removed');
+  assert.ok(!existsSync(earlier), 'the cache of the whole typescript.js an earlier release kept is removed');
   if (retired) assert.ok(!existsSync(retired), 'the cache of flags no longer set is removed');
   assert.ok(existsSync(other), 'a file that is no typescript cache stays');
   assert.ok(!existsSync(deadWriter), 'a temporary file its writer left an hour ago is removed');
@@ -137,14 +139,22 @@ test('typescript code cache', async (t) => {
   }
 });
 
-test('typescript preloaded without crypto and perf_hooks still hashes and times as the real modules do', async () => {
-  const { preloadTypeScript } = (await import(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/typescript-cache.js')).href)) as { preloadTypeScript(): void };
-  preloadTypeScript();
-  const ts = createRequire(join(REPO_ROOT, 'packages/check/dist/check/js-rules.js'))('typescript') as {
-    sys: { createHash?(data: string): string; createSHA256Hash?(data: string): string };
-  };
-  const { createHash } = await import('node:crypto');
-  const sha256 = createHash('sha256').update('abc').digest('hex');
-  assert.equal(ts.sys.createHash?.('abc'), sha256);
-  assert.equal(ts.sys.createSHA256Hash?.('abc'), sha256);
+test('the preloaded parser is the one js-rules requires, and loading it does not load crypto', () => {
+  // A fresh process: this one has loaded crypto already. (perf_hooks is loaded either way: the
+  // global `performance` the lean require hands over is built on it.)
+  const script = [
+    `const { preloadTypeScript } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'packages/check/dist/check/typescript-cache.js')).href)});`,
+    'preloadTypeScript();',
+    "const { createRequire } = await import('node:module');",
+    `const require = createRequire(${JSON.stringify(join(REPO_ROOT, 'packages/check/dist/check/js-rules.js'))});`,
+    "const path = require.resolve('../vendor/typescript-parser.cjs');",
+    'const preloaded = require.cache[path]?.exports;',
+    "const ts = require('../vendor/typescript-parser.cjs');",
+    "const sf = ts.createSourceFile('a.js', 'spawn(1)', ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);",
+    "const loaded = process.moduleLoadList.filter((name) => /^NativeModule crypto$/.test(name));",
+    'process.stdout.write(JSON.stringify({ same: preloaded !== undefined && preloaded === ts, callee: sf.statements[0].expression.expression.getText(sf), loaded }));',
+  ].join('\n');
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), { same: true, callee: 'spawn', loaded: [] });
 });

@@ -11,8 +11,11 @@ import { describeResult, PACKAGES, packAll, pinnedDevVersion, run, scratchProjec
 
 const core = PACKAGES[0]!;
 const check = PACKAGES[1]!;
-/** What only the check needs: the core alone must not install them. */
-const PARSERS = ['typescript', '@vscode/tree-sitter-wasm'];
+/**
+ * What only the check needs: the core alone must not install them. (Its JS parser is TypeScript's,
+ * cut by the build and packed in dist/vendor/: the typescript package is not a dependency.)
+ */
+const PARSERS = ['@vscode/tree-sitter-wasm'];
 const mark = newMark();
 let packDir = '';
 let tarballs: string[] = [];
@@ -37,6 +40,8 @@ describe('the packed packages, installed from their tarballs', () => {
       pinnedDevVersion('@modelcontextprotocol/sdk'),
       pinnedDevVersion('eslint'),
       pinnedDevVersion('@types/node'),
+      // The TypeScript check below runs the project's own tsc.
+      pinnedDevVersion('typescript'),
     ]);
   });
   after(async () => {
@@ -86,12 +91,15 @@ describe('the packed packages, installed from their tarballs', () => {
       'package/dist/eslint/index.js',
       'package/dist/cjs/eslint.cjs',
       'package/docs/check.md',
+      'package/dist/vendor/typescript-parser.cjs',
+      'package/dist/vendor/typescript-LICENSE.txt',
     ]) {
       assert.ok(checkFiles.includes(needed), `${needed} missing from the check's tarball`);
     }
     assert.ok(!checkFiles.some((file) => file.endsWith('.tsbuildinfo') || file.startsWith('package/src/')), 'build info or sources shipped');
     const checkManifest = JSON.parse(readFileSync(join(REPO_ROOT, check.dir, 'package.json'), 'utf8'));
     assert.deepEqual(Object.keys(checkManifest.dependencies).sort(), [...PARSERS].sort());
+    assert.ok(!checkFiles.some((file) => file.startsWith('package/node_modules/')), 'a dependency was bundled into the tarball');
   });
 
   it('installs offline from the tarballs', () => {

@@ -86,7 +86,7 @@ export function mayMatter(text: string, language: Language): boolean {
   return PYTHON_PREFILTER.test(withoutHarmlessFlagKeywords(withoutCommentLines(text, language).replace(HARMLESS_PYTHON, '')));
 }
 
-// The analysers load on first use: typescript (about 9 MB of JavaScript) and the Python grammar
+// The analysers load on first use: TypeScript's parser (about 2 MB of JavaScript) and the Python grammar
 // (a WebAssembly module) cost far more start-up time than scanning a tree whose files mostly fail
 // the prefilter, and a pure-Python or pure-JS repository never needs the other one.
 let jsAnalyser: Promise<typeof import('./js-rules.js')> | undefined;

@@ -6,10 +6,11 @@
 // Program and no type checker, so the cost is one createSourceFile per file that passes the
 // prefilter, and data flow is followed by hand within one file.
 //
-// Loaded with require (`import = require` compiles to createRequire): typescript.js is 9 MB of
-// CommonJS, and an ESM `import` of it first runs Node's module-format detection and CommonJS
-// export scan over all of it, which costs about 0.4 s of start-up for nothing.
-import ts = require('typescript');
+// The parser is TypeScript's own, cut by the build to the compiler and the language service's
+// node objects (dist/vendor/typescript-parser.cjs, scripts/build-typescript-parser.mjs; 1.9 MB of
+// typescript.js's 9 MB). Loaded with require (`import = require` compiles to createRequire):
+// typescript-cache.ts has usually put it in require's cache already, compiled from a code cache.
+import ts = require('../vendor/typescript-parser.cjs');
 import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';

@@ -1,14 +1,16 @@
-// Loads the TypeScript compiler from a V8 code cache, so that a run does not compile its 9 MB of
-// JavaScript again (about 0.13 s of a cold run, measured on Node 20; `module.enableCompileCache`
-// does not exist there and `v8.setFlagsFromString` comes too late to help).
+// Loads TypeScript's parser from a V8 code cache, so that a run does not compile it again.
 //
-// typescript.js is compiled once through `vm.Script`, wrapped as Node wraps a CommonJS module, and
-// put into require's cache under its own file name: the `require('typescript')` in js-rules.ts then
-// finds it there. The code cache is written when the process ends, after the run, so it holds the
-// functions the parser compiled lazily as well. It lives in node_modules/.cache/proc-leash-check
-// beside the typescript package (owned by whoever installed it, not a shared temporary folder),
-// named by typescript's version, the file's size and mtime, Node's version, the architecture and
-// the V8 flags the command set on itself (v8-tuning.ts);
+// The parser is packages/check/dist/vendor/typescript-parser.cjs: TypeScript's own code, cut by the
+// build to what createSourceFile reaches (scripts/build-typescript-parser.mjs; 1.3 MB where the
+// whole typescript.js is 9 MB). It is compiled once through `vm.Script`, wrapped as Node wraps a
+// CommonJS module, and put into require's cache under its own file name: the
+// `require('../vendor/typescript-parser.cjs')` in js-rules.ts then finds it there. (`module.
+// enableCompileCache` does not exist on Node 20, and `v8.setFlagsFromString` comes too late.)
+// The code cache is written when the process ends, after the run, so it holds the functions the
+// parser compiled lazily as well. It lives in node_modules/.cache/proc-leash-check (the
+// node_modules that holds this package, or the workspace's: owned by whoever installed it, not a
+// shared temporary folder), named by the parser file's size and mtime, Node's version, the
+// architecture and the V8 flags the command set on itself (v8-tuning.ts);
 // it is written atomically (a temporary file renamed), the caches of other versions are removed
 // when it is, and V8 itself rejects data that does not
 // match (its version, flags and the source), in which case the source is compiled as usual and
@@ -18,30 +20,49 @@
 import { isAscii } from 'node:buffer';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import Module, { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 import { commandFlagsTag, v8FlagsTag } from './v8-tuning.js';
 
 let done = false;
 
-/** Puts typescript into require's cache, compiled from the code cache when there is a valid one. */
+/** The parser's file: dist/vendor/ of this package, from dist/check/ or dist/command/ alike. */
+const PARSER = fileURLToPath(new URL('../vendor/typescript-parser.cjs', import.meta.url));
+
+/**
+ * The cache folder: .cache/proc-leash-check in the node_modules that holds this package, or, in a
+ * workspace (packages/check), in the first node_modules above it.
+ */
+function cacheFolder(): string | undefined {
+  const packageRoot = dirname(dirname(dirname(PARSER)));
+  for (let at = dirname(packageRoot); ; at = dirname(at)) {
+    if (basename(at) === 'node_modules') return join(at, '.cache', 'proc-leash-check');
+    try {
+      if (statSync(join(at, 'node_modules')).isDirectory()) return join(at, 'node_modules', '.cache', 'proc-leash-check');
+    } catch {
+      // none here: look further up
+    }
+    if (dirname(at) === at) return undefined;
+  }
+}
+
+/** Puts TypeScript's parser into require's cache, compiled from the code cache when there is a valid one. */
 export function preloadTypeScript(): void {
   if (done) return;
   done = true;
   try {
     const require = createRequire(import.meta.url);
-    const path = require.resolve('typescript');
+    const path = PARSER;
     if (require.cache[path]) return;
-    const packageJson = require.resolve('typescript/package.json');
-    const version = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
     const stat = statSync(path);
-    const folder = join(dirname(packageJson), '..', '.cache', 'proc-leash-check');
+    const folder = cacheFolder();
     // One file per set of V8 flags this process set on itself: V8 rejects a cache made under others.
-    const base = `typescript-${version}-${stat.size}-${Math.trunc(stat.mtimeMs)}-node${process.version}-${process.arch}`;
+    const base = `typescript-parser-${stat.size}-${Math.trunc(stat.mtimeMs)}-node${process.version}-${process.arch}`;
     const flags = v8FlagsTag();
-    const cacheFile = join(folder, `${base}${flags === '' ? '' : `-${flags}`}.v8cache`);
+    const cacheFile = folder === undefined ? undefined : join(folder, `${base}${flags === '' ? '' : `-${flags}`}.v8cache`);
     // The cache is run as code: it is used, and written, only where no one else could write it.
-    const usable = [join(folder, '..'), folder].every(trustedIfPresent);
+    const usable = folder !== undefined && cacheFile !== undefined && [join(folder, '..'), folder].every(trustedIfPresent);
     const cachedData = usable ? readTrusted(cacheFile) : undefined;
     const source = readSource(path);
     const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, ...(cachedData ? { cachedData } : {}) });
@@ -56,13 +77,13 @@ export function preloadTypeScript(): void {
       process.once('exit', () => writeCache(folder, cacheFile, base, script));
     }
   } catch {
-    // No cache: js-rules.ts requires typescript the ordinary way.
+    // No cache: js-rules.ts requires the parser the ordinary way.
   }
 }
 
 /**
- * typescript's own require, less two built-ins it loads at its top level for what parsing never
- * uses: `crypto` (only `createHash`, for build info) and `perf_hooks` (only `performance`, for its
+ * The parser's require, less two built-ins its top level loads (the compiler's `sys`) for what
+ * parsing never uses: `crypto` (only `createHash`, for build info) and `perf_hooks` (only `performance`, for its
  * timings). Loading them was about 8 ms of every run that parses JS. `crypto` becomes an object
  * whose `createHash` loads the real module when first called; `perf_hooks`'s `performance` is the
  * global one, the same object. Anything else goes to the real require.
@@ -74,8 +95,8 @@ function leanRequire(real: NodeJS.Require): NodeJS.Require {
 }
 
 /**
- * typescript.js is plain ASCII: decoded as Latin-1 it is the same text, made in a third of the time
- * that UTF-8 validation of 9 MB takes (about 50 ms of every run that parses JS). Anything else is
+ * The parser is plain ASCII, as typescript.js is: decoded as Latin-1 it is the same text, made in a
+ * third of the time that UTF-8 validation takes. Anything else is
  * decoded as UTF-8, as require() would.
  */
 function readSource(path: string): string {
@@ -139,8 +160,9 @@ function readTrusted(path: string): Buffer | undefined {
 }
 
 /**
- * Removes the caches of other typescript or Node versions: a cache is written only when this one's
- * was missing or rejected, which is when an upgrade has left the old one (2.5 MB each) for good.
+ * Removes the caches of other parser or Node versions (and those of the whole typescript.js that
+ * earlier releases kept here): a cache is written only when this one's was missing or rejected,
+ * which is when an upgrade has left the old one (about 1.2 MB each) for good.
  * Of this version's, the command's (under its flags' tag) and a host's (no flags set: the ESLint
  * plugin's) are kept, and those of flags no longer used are removed, with temporary files left by a
  * writer that died before renaming its own.
