@@ -385,6 +385,47 @@ const SPAWN_OPTION_KEYS = new Set(['stdio', 'cwd', 'env', 'shell', 'windowsHide'
 /** Callees and names that can carry spawn options; `onSpawn(...)` and the like are callbacks, not spawns. */
 const SPAWNISH_NAME = /^(?!on[A-Z_])\w*(?:spawn|exec|fork|launch|daemon|start|run|child|process|pty|opt(?:ion)?s?)\w*$/i;
 
+/**
+ * Whether `a` and `b` lie in the two branches of one `if`/`else` (or `?:`), so that no run passes
+ * both: `opts.detached = true` under `if (daemon)` does not reach the spawn under its `else`. Not
+ * where a loop around that branching, within the same function, could run one branch and then the
+ * other with the same object.
+ */
+function exclusiveBranches(a: ts.Node, b: ts.Node): boolean {
+  const ancestorsOfA = new Set<ts.Node>();
+  for (let at: ts.Node | undefined = a; at; at = at.parent) ancestorsOfA.add(at);
+  let child: ts.Node = b;
+  let common: ts.Node | undefined = b.parent;
+  while (common && !ancestorsOfA.has(common)) {
+    child = common;
+    common = common.parent;
+  }
+  if (!common || common === a) return false;
+  let aChild: ts.Node = a;
+  while (aChild.parent !== common) aChild = aChild.parent as ts.Node;
+  const split =
+    (ts.isIfStatement(common) && common.elseStatement !== undefined && new Set([aChild, child]).size === 2 && [aChild, child].every((n) => n === common.thenStatement || n === common.elseStatement)) ||
+    (ts.isConditionalExpression(common) && [aChild, child].every((n) => n === common.whenTrue || n === common.whenFalse) && aChild !== child);
+  if (!split) return false;
+  for (let at = common.parent; at && !ts.isFunctionLike(at) && !ts.isSourceFile(at); at = at.parent) {
+    if (ts.isIterationStatement(at, false)) return false;
+  }
+  return true;
+}
+
+/** Keys no spawn options have, that name or describe what an object is. */
+const DESCRIPTOR_KEYS = new Set(['name', 'description']);
+
+/** Whether an object literal names or describes something (`name`, `description`) or holds a function. */
+function describesSomething(object: ts.ObjectLiteralExpression): boolean {
+  return object.properties.some(
+    (p) =>
+      DESCRIPTOR_KEYS.has(propertyName(p.name) ?? '') ||
+      ts.isMethodDeclaration(p) ||
+      (ts.isPropertyAssignment(p) && (ts.isArrowFunction(unwrap(p.initializer)) || ts.isFunctionExpression(unwrap(p.initializer)))),
+  );
+}
+
 function isLogical(kind: ts.SyntaxKind): boolean {
   return kind === SK.BarBarToken || kind === SK.QuestionQuestionToken || kind === SK.AmpersandAmpersandToken;
 }
@@ -674,7 +715,8 @@ class JsFileAnalysis {
       if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) this.functions.set(name, init);
       const module = required ? undefined : this.moduleObjectOf(init);
       if (module) this.bindings.set(name, module);
-      else if (this.isSpawnFunction(init) || this.isPromisifiedSpawn(init)) this.bindings.set(name, { kind: 'function' });
+      else if (this.isPromisifiedSpawn(init)) this.bindings.set(name, { kind: 'function' });
+      else this.bindFunction(name, init);
       this.handleAssignments.push([name, init]);
     } else if (ts.isObjectBindingPattern(node.name)) {
       // const { spawn, exec: run } = require('child_process')  /  = cp  /  = await import('execa')
@@ -729,6 +771,9 @@ class JsFileAnalysis {
     if (/^(?:module\.)?exports\b/.test(leftText)) this.exportNodes.push(node);
     if (ts.isIdentifier(left)) {
       this.addMutation(left.text, node.right);
+      // let spawn; try { spawn = require('node-pty').spawn } catch {}: bound as a declaration would
+      // be (a spawn function on some path is one), unless the name is already bound otherwise.
+      if (node.operatorToken.kind === SK.EqualsToken && !this.bindings.has(left.text)) this.bindFunction(left.text, unwrap(node.right));
       return;
     }
     // opts.detached = v  /  opts['detached'] = v  /  opts.nodeOptions = {...}
@@ -816,6 +861,18 @@ class JsFileAnalysis {
       return this.isSpawnFunction(callee);
     }
     return false;
+  }
+
+  /**
+   * Binds `name` to the spawn function `init` stands for, if it is one, with what that function
+   * always does: `require('node-pty').spawn` or `pty.spawn` is a PTY spawn under any name, as the
+   * same member destructured would be.
+   */
+  private bindFunction(name: string, init: ts.Expression): void {
+    if (!this.isSpawnFunction(init)) return;
+    const pty = this.isPtyFunction(init);
+    const daemon = this.isDaemonFunction(init);
+    this.bindings.set(name, { kind: 'function', ...(pty ? { pty } : {}), ...(daemon ? { daemon } : {}) });
   }
 
   /** Whether `expression` is a PTY library's spawn (`pty.spawn`, `spawn` imported from node-pty), by name. */
@@ -1188,7 +1245,13 @@ class JsFileAnalysis {
     }
     if (ts.isIdentifier(node)) {
       let found = next(this.declarationOf(node.text, node)?.initializer);
-      for (const write of this.mutations.get(node.text) ?? []) found = this.writeDetaches(write, seen, depth) ?? found;
+      const declaration = this.declarationOf(node.text, node);
+      for (const write of this.mutations.get(node.text) ?? []) {
+        // Not a write to another variable of that name (declared nearer the write: another
+        // function's `options`), nor one on a branch this use is never on.
+        if (this.declarationOf(node.text, write) !== declaration || exclusiveBranches(write, node)) continue;
+        found = this.writeDetaches(write, seen, depth) ?? found;
+      }
       return found;
     }
     if (ts.isConditionalExpression(node)) return next(node.whenTrue) ?? next(node.whenFalse);
@@ -1425,6 +1488,9 @@ class JsFileAnalysis {
     if (object.properties.some((p) => RECORD_KEYS.has(propertyName(p.name) ?? ''))) return false;
     if (inTypeOnlyCall(object) || this.inExpectation(object)) return false;
     const spawnKeys = object.properties.some((p) => SPAWN_OPTION_KEYS.has(propertyName(p.name) ?? ''));
+    // Exported on its own, an object that names and describes something or holds functions (a
+    // CLI's command definition: `{ name, description, func, detached: true }`) is that thing.
+    const described = !spawnKeys && describesSomething(object);
     // Up through wrappers and enclosing objects it is spread or nested into.
     for (;;) {
       const up: ts.Node | undefined = object.parent;
@@ -1450,7 +1516,7 @@ class JsFileAnalysis {
     if (spawnKeys) return true;
     if (ts.isVariableDeclaration(up) && ts.isIdentifier(up.name)) {
       const statement = up.parent?.parent;
-      return SPAWNISH_NAME.test(up.name.text) || (statement !== undefined && ts.isVariableStatement(statement) && hasExportModifier(statement)) || this.passedToSpawnish(up.name.text);
+      return SPAWNISH_NAME.test(up.name.text) || (!described && statement !== undefined && ts.isVariableStatement(statement) && hasExportModifier(statement)) || this.passedToSpawnish(up.name.text);
     }
     if (ts.isBinaryExpression(up) && up.operatorToken.kind === SK.EqualsToken) {
       const target = unwrap(up.left);
@@ -1462,7 +1528,7 @@ class JsFileAnalysis {
       const name = fn ? functionName(fn) : undefined;
       return name !== undefined && SPAWNISH_NAME.test(name);
     }
-    if (ts.isExportAssignment(up)) return true;
+    if (ts.isExportAssignment(up)) return !described;
     return false;
   }
 
