@@ -5,7 +5,8 @@
 // check as a user would (`leash check --all --format json .` in that folder, a process of its own),
 // matches every finding against labels.tsv, and prints per set (tuned, held-out): precision,
 // recall and the precision of error findings alone; then the speed, in MB of the files the check
-// reads per CPU-second of the check's processes. Absent repositories are named, not measured.
+// reads per CPU-second of the check's processes, over those runs and over one run of the whole
+// corpus. Absent repositories are named, not measured.
 //   node test/corpus/measure.mjs [--verbose]   (--verbose lists every finding and every miss)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -48,6 +49,11 @@ function readLabels() {
   return byRepo;
 }
 
+// NODE_EXTRA_CA_CERTS (set on this project's machines) costs every Node start about 0.03 CPU-s
+// reading certificates the check never uses: left out, as bench/check-startup.ts does.
+const env = { ...process.env };
+delete env.NODE_EXTRA_CA_CERTS;
+
 const labels = readLabels();
 const sets = new Map();
 const absent = [];
@@ -63,7 +69,7 @@ for (const { repo, commit, set } of manifest.repositories) {
   for (const t of targets) bytes += statSync(t.absolute).size;
   const before = childrenCpu();
   const started = process.hrtime.bigint();
-  const run = spawnSync(process.execPath, [leash, ...(direct ? [] : ['check']), '--all', '--format', 'json', '.'], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const run = spawnSync(process.execPath, [leash, ...(direct ? [] : ['check']), '--all', '--format', 'json', '.'], { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28 });
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = before === undefined ? undefined : childrenCpu() - before;
   if (run.status !== 0 && run.status !== 1) {
@@ -90,6 +96,25 @@ for (const { repo, commit, set } of manifest.repositories) {
   }
 }
 
+// The whole corpus as one run (`leash check --all` naming every repository's folder, from
+// src/): the check's own speed, its start-up paid once. The per-repository runs above pay it 46
+// times; a small repository's run is all start-up (bench/check-startup.ts measures that part).
+const present = manifest.repositories.map(({ repo }) => repo.replace('/', '+')).filter((key) => existsSync(join(here, 'src', key)));
+let whole;
+if (present.length > 0) {
+  const src = join(here, 'src');
+  const { targets } = listTargets(present, src, new PathFilter(loadConfig(src)));
+  let bytes = 0;
+  for (const t of targets) bytes += statSync(t.absolute).size;
+  const before = childrenCpu();
+  const started = process.hrtime.bigint();
+  const run = spawnSync(process.execPath, [leash, ...(direct ? [] : ['check']), '--all', '--format', 'json', ...present], { cwd: src, env, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = before === undefined ? undefined : childrenCpu() - before;
+  const findings = run.status === 0 || run.status === 1 ? JSON.parse(run.stdout).findings.filter((f) => f.rule !== 'unused-marker').length : undefined;
+  whole = { files: targets.length, bytes, cpu, wall, findings };
+}
+
 const pct = (a, b) => (b === 0 ? '—' : `${((100 * a) / b).toFixed(1)} %`);
 console.log(`corpus: ${manifest.repositories.length} repositories in the manifest, ${manifest.repositories.length - absent.length} present`);
 if (absent.length) console.log(`absent (run test/corpus/checkout.mjs): ${absent.join(', ')}`);
@@ -105,7 +130,11 @@ for (const name of ['tuned', 'held-out']) {
 const all = [...sets.values()];
 const sum = (k) => all.reduce((a, t) => a + t[k], 0);
 console.log('');
-console.log(`speed: ${(sum('bytes') / 1e6).toFixed(1)} MB in ${sum('files')} files read, ${sum('cpu').toFixed(2)} CPU-s (${sum('wall').toFixed(2)} s wall) over ${sum('repos')} runs: ${(sum('bytes') / 1e6 / sum('cpu')).toFixed(1)} MB per CPU-second (start-up included)`);
+console.log(`speed, one run per repository: ${(sum('bytes') / 1e6).toFixed(1)} MB in ${sum('files')} files read, ${sum('cpu').toFixed(2)} CPU-s (${sum('wall').toFixed(2)} s wall) over ${sum('repos')} runs: ${(sum('bytes') / 1e6 / sum('cpu')).toFixed(1)} MB per CPU-second (start-up included)`);
+if (whole) {
+  const same = whole.findings === sum('findings') ? 'the same findings' : `${whole.findings} findings against ${sum('findings')}: NOT the same`;
+  console.log(`speed, the whole corpus in one run: ${(whole.bytes / 1e6).toFixed(1)} MB in ${whole.files} files read, ${whole.cpu?.toFixed(2) ?? '—'} CPU-s (${whole.wall.toFixed(2)} s wall): ${whole.cpu ? (whole.bytes / 1e6 / whole.cpu).toFixed(1) : '—'} MB per CPU-second (${same})`);
+}
 if (sum('failed')) console.log(`files that could not be checked: ${sum('failed')}`);
 if (unlabelled.length) { console.log(`\nunlabelled findings (counted as FP until labelled):`); for (const u of unlabelled) console.log(`  ${u}`); }
 if (misses.length) { console.log(`\nmissed (FN):`); for (const m of misses) console.log(`  ${m}`); }
