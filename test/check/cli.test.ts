@@ -122,7 +122,7 @@ test('leash check', async (t) => {
     assert.doesNotMatch(strict.stdout, /no detached spawns/);
     assert.match(strict.stdout, /a stale baseline \(--strict-baseline\)/);
 
-    const broken = make({ 'src/broken.py': '# setsid\ndef f(:\n    pass\n', 'src/a.mjs': DETACHED_TWICE });
+    const broken = make({ 'src/broken.py': 'word = "setsid"\ndef f(:\n    pass\n', 'src/a.mjs': DETACHED_TWICE });
     const text = await runCheck(['--all', 'src'], broken, mark);
     assert.match(text.stdout, /^2 detached spawn finding\(s\), 1 file\(s\) that could not be parsed \(/m);
     const printed = await runCheck(['--print-baseline', 'src'], broken, mark);

@@ -9,6 +9,8 @@ import { FIXTURES } from '../helpers/processes.js';
 
 /** A JS text from a file that binds a spawn module: what the tests below are about, past the gate. */
 const spawning = (text: string) => `import { exec, spawn } from 'node:child_process';\n${text}`;
+/** Python's counterpart: shell text counts only in a file that can hand it to a command runner. */
+const running = (text: string) => `import subprocess\n${text}`;
 
 test('every backgrounding shell command of the fixtures passes the prefilter on its own line', () => {
   let lines = 0;
@@ -29,7 +31,7 @@ test('every backgrounding shell command of the fixtures passes the prefilter on 
           const close = fileLines.findIndex((later, at) => at > index && later.includes(opener));
           code = `${code}\n${fileLines.slice(index + 1, close + 1).join('\n')}`;
         }
-        assert.ok(mayMatter(language === 'js' ? spawning(code) : code, language), `${suite}/${name}: ${code}`);
+        assert.ok(mayMatter(language === 'js' ? spawning(code) : running(code), language), `${suite}/${name}: ${code}`);
         lines++;
       }
     }
@@ -44,17 +46,27 @@ test('harmless literals, bitwise and intersection `&` and prose do not make a fi
   assert.equal(mayMatter(spawning('const cmd = `\n  server &\n`;\n'), 'js'), true);
   // A word after the `&` and no quote before it on its line: in a multi-line string it counts, in code not.
   assert.equal(mayMatter(spawning('const cmd = `\n  server & echo started\n`;\n'), 'js'), true);
-  assert.equal(mayMatter('cmd = """\nserver & echo started\n"""\n', 'python'), true);
+  assert.equal(mayMatter(running('cmd = """\nserver & echo started\n"""\n'), 'python'), true);
   assert.equal(mayMatter(spawning("const cmd = `a ${x}`; // it's\nconst m = flags & MASK;\nconst t = '`';\ntype T = A & B;\n"), 'js'), false);
   // Backticks in a comment, a regular expression or a substitution's string do not open a template; a division is no regular expression.
   assert.equal(mayMatter(spawning("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst cmd = `\n  server & echo started\n`;\n"), 'js'), true);
   assert.equal(mayMatter(spawning("// a ` here\nconst re = /`/, h = a / b / c, u = `${'`'}`;\nconst m = flags & MASK;\n"), 'js'), false);
-  assert.equal(mayMatter("# a ''' here\nx = '\"\"\"'\ncmd = '''\nserver & echo started\n'''\n", 'python'), true);
+  assert.equal(mayMatter(running("# a ''' here\nx = '\"\"\"'\ncmd = '''\nserver & echo started\n'''\n"), 'python'), true);
   // A one-line string continued by a backslash crosses the line break too.
   assert.equal(mayMatter(spawning("exec('server --port \\\n8080 & echo started');\n"), 'js'), true);
   assert.equal(mayMatter("os.system('server --port \\\r\n8080 & echo started')\n", 'python'), true);
   assert.equal(mayMatter(spawning("const m = flags \\\n& MASK;\nconst n = a & b;\n"), 'js'), false);
   assert.equal(mayMatter("cmd = \"\"\"a\"\"\"  # it's\nx = a & b\ny = \"'''\"\nz = b & c\n", 'python'), false);
+});
+
+test('Python shell text makes a file worth parsing only where a command runner or a detaching program can take it', () => {
+  const text = 'html = "<a href=\'x?a=1&b=2\'>start page</a> & more"\ncmd = "server &"\nmsg = "start /b server"\n';
+  assert.equal(mayMatter(text, 'python'), false, 'no runner: nothing could report it');
+  for (const runner of ['import subprocess\n', 'import asyncio\n', 'os.system(cmd)\n', 'from os import system\n', 'import os as o\n', 'from daemonize import Daemonize\n']) {
+    assert.equal(mayMatter(runner + text, 'python'), true, runner);
+  }
+  // `import os` alone hands shell text to nothing (os.path, os.environ): not enough.
+  assert.equal(mayMatter(`import os\npath = os.path.join("a", "b")\n${text}`, 'python'), false);
 });
 
 test('creation flags that can hold no detach bit do not make a file worth parsing; any that can still do', () => {

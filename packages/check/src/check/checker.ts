@@ -32,6 +32,16 @@ const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|(?:from|require\\
  */
 const anyOf = (...sources: string[]): RegExp => new RegExp(sources.join('|'));
 const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * Shell text in Python is reported only where a command runner of `subprocess`, `os` or `asyncio`
+ * receives it (python-rules.ts: COMMAND_RUNNERS, names resolved through the imports), or where an
+ * argument vector starts with a detaching program (`["twistd", ...]`, python-daemonize's
+ * `Daemonize`): a file naming none of these can hold a `&` or a `start` in its strings and still
+ * have nothing to report. Such files (HTML and URLs in strings, `"Start %s"` messages) were a
+ * third of the Python text parsed on the corpus.
+ */
+const PYTHON_SHELL_GATE =
+  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen/i;
 const PYTHON_WORDS = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT));
 // The marker holds `detach`, so the JS words already cover it.
 const JS_WORDS = anyOf(JS_PREFILTER.source, SHELL_WORDS.source);
@@ -77,9 +87,9 @@ export function mayMatter(text: string, language: Language): boolean {
     if ((!words && !shell) || !JS_SPAWN_GATE.test(text)) return false;
     if (shell) return true;
   } else {
-    if (!PYTHON_WORDS.test(text)) return backgroundMayMatter(text, language);
-    if (shellMayMatter(text, language)) return true;
+    if (!PYTHON_WORDS.test(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
     if (text.includes(MARKER_TEXT)) return true;
+    if (shellMayMatter(text, language) && PYTHON_SHELL_GATE.test(text)) return true;
     if (!PYTHON_PREFILTER.test(text)) return false;
   }
   if (language === 'js') return JS_PREFILTER.test(withoutCommentLines(text, language).replace(HARMLESS_JS, ''));
