@@ -108,6 +108,7 @@ export class Watchdog {
     try {
       const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
       // The script travels in the environment, so that ps shows a short command line.
+      // detached-spawn: ok — the watchdog must survive a kill of the supervisor's group: when the supervisor dies it finishes the supervisor's work on the listed groups, then exits.
       child = spawn('/bin/sh', ['-c', 'eval "$LEASH_WATCHDOG"', WATCHDOG_NAME], {
         // Its own group: a killpg of the supervisor's group does not take it too. No environment:
         // the script alone: not the owner token, nor anything a scan might take for the owner's.
@@ -149,6 +150,7 @@ export class Watchdog {
       // Never keeps the supervisor's event loop alive.
       (stream as unknown as { unref?: () => void } | null)?.unref?.();
     }
+    // detached-spawn: ok — the supervisor's exit must not wait for its watchdog, which finishes and exits once its stdin closes.
     child.unref();
     return true;
   }

@@ -379,6 +379,23 @@ function passesThrough(fn: FunctionLike, call: ts.CallExpression): boolean {
 const CHAINING_METHODS = new Set(['on', 'once', 'addListener', 'prependListener', 'prependOnceListener', 'off', 'removeListener', 'removeAllListeners', 'setMaxListeners']);
 /** Properties of a library's subprocess object that hold the Node ChildProcess (nano-spawn, tinyexec, ...). */
 const CHILD_MEMBERS = new Set(['nodeChildProcess', 'childProcess', 'process', 'child', 'subprocess']);
+/**
+ * The names a spawn function goes by in any library (`fork` of @ionic/utils-subprocess, the
+ * default `spawn` of @expo/turtle-spawn, execa's own `execa` inside its repository): what such a
+ * call returns, once `.unref()` is called on it or on its `.child`, is a child handle, whatever
+ * module the function came from. Only for `.unref()`: options handed to an unknown module's
+ * function are not read as spawn options on the strength of its name.
+ */
+const SPAWN_FAMILY_NAMES = new Set(['spawn', 'spawnAsync', 'fork', 'exec', 'execFile', 'execa', 'execaNode']);
+
+/** `createRequire(url)` or `module.createRequire(url)`: its result is a require function. */
+function isCreateRequireCall(node: ts.Expression): boolean {
+  if (!ts.isCallExpression(node)) return false;
+  const callee = unwrap(node.expression);
+  return (ts.isIdentifier(callee) && callee.text === 'createRequire') || (ts.isPropertyAccessExpression(callee) && callee.name.text === 'createRequire');
+}
+
+
 
 /** Spawn-option keys besides `detached`: an object literal holding one is spawn options. */
 const SPAWN_OPTION_KEYS = new Set(['stdio', 'cwd', 'env', 'shell', 'windowsHide', 'windowsVerbatimArguments', 'argv0', 'uid', 'gid', 'killSignal', 'serialization', 'execPath', 'execArgv']);
@@ -468,7 +485,7 @@ class JsFileAnalysis {
   private prepare(): void {
     this.collect(this.sf);
     for (const [target, value] of this.handleAssignments) {
-      if (this.isSpawnCall(value)) this.childHandles.add(target);
+      if (this.isSpawnCall(value) || this.isSpawnNamedCall(value)) this.childHandles.add(target);
       else if (target.includes('.') && this.isSpawnFunction(value)) this.spawnMembers.add(target);
     }
     if (this.bindings.size > 0 || this.spawnMembers.size > 0) this.bindWrappers();
@@ -809,7 +826,8 @@ class JsFileAnalysis {
       return owner?.kind === 'namespace' ? owner : undefined;
     }
     if (ts.isCallExpression(node) && node.arguments.length === 1) {
-      const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
+      // `createRequire(import.meta.url)('node:child_process')`: a require made on the spot.
+      const isRequire = (ts.isIdentifier(node.expression) && node.expression.text === 'require') || isCreateRequireCall(unwrap(node.expression));
       const isImport = node.expression.kind === SK.ImportKeyword;
       // Node 20.16+: `process.getBuiltinModule('node:child_process')`, a require of built-ins only.
       const callee = unwrap(node.expression);
@@ -941,6 +959,21 @@ class JsFileAnalysis {
     return ts.isCallExpression(node) && (this.isSpawnFunction(node.expression) || this.isHandleFunction(node.expression));
   }
 
+  /**
+   * A call of a spawn-named function (SPAWN_FAMILY_NAMES) by its name, or as a member of a module
+   * object (`runner.exec(...)`: a name the file does not declare as a variable or parameter, so an
+   * import), not of some value (`term.spawn(...)` on a terminal the file made).
+   */
+  private isSpawnNamedCall(expression: ts.Expression): boolean {
+    const node = unwrap(expression);
+    if (!ts.isCallExpression(node)) return false;
+    const callee = unwrap(node.expression);
+    if (ts.isIdentifier(callee)) return SPAWN_FAMILY_NAMES.has(callee.text);
+    if (!ts.isPropertyAccessExpression(callee) || !SPAWN_FAMILY_NAMES.has(callee.name.text)) return false;
+    const owner = unwrap(callee.expression);
+    return ts.isIdentifier(owner) && !this.variables.has(owner.text) && !this.parameterNames.has(owner.text);
+  }
+
   /** Functions whose result is a child handle, by function: known once asked (false while being asked, against cycles). */
   private readonly handleFunctions = new Map<FunctionLike, boolean>();
 
@@ -1000,7 +1033,7 @@ class JsFileAnalysis {
       node = unwrap(callee.expression);
     }
     const text = node.getText(this.sf);
-    if (this.isSpawnCall(node) || this.childHandles.has(text)) return true;
+    if (this.isSpawnCall(node) || this.isSpawnNamedCall(node) || this.childHandles.has(text)) return true;
     // A handle from a spawn function of the project's own modules, read only now that it is unref'd.
     if (this.hasProjectBindings && this.handleAssignments.some(([target, value]) => target === text && this.isSpawnCall(value))) return true;
     const name = memberName(node);

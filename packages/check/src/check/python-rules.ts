@@ -434,6 +434,7 @@ function optionConstants(text: string): Map<string, string> {
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
 const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect', 'daemon', 'daemonize']);
+const isWatched = (qualified: string): boolean => WATCHED_MODULES.has(qualified.split('.')[0] as string);
 
 /** Offsets of the uses of a local name (any occurrence as a whole word). */
 function usesOf(name: string, text: string): number[] {
@@ -952,6 +953,11 @@ class PythonFileAnalysis {
   }
 
   private bindName(local: string, qualified: string): void {
+    // `try: from ptyprocess import PtyProcessUnicode` / `except ImportError: from winpty import
+    // PtyProcess as PtyProcessUnicode`: a name bound to a watched module's on some path keeps that
+    // binding (a spawn function on some path is one), whatever other module a fallback imports.
+    const previous = this.names.get(local);
+    if (previous !== undefined && isWatched(previous) && !isWatched(qualified)) return;
     this.names.set(local, qualified);
     if (DETACHING_NAMES.has(qualified)) this.identifiersMatter = true;
     this.watch(local, qualified);
