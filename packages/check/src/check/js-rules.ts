@@ -1413,12 +1413,16 @@ class JsFileAnalysis {
     }
   }
 
-  /** The detaching command a call runs: a literal program and the literal words of its argument array, up to the first one not known. */
+  /**
+   * The detaching command a call runs: a literal program and the words of its argument array, up
+   * to the first one not known. A word built from a literal (`` `--port=${port}` ``, `'-p' + n`)
+   * is known by its literal parts, as in shell text.
+   */
   private detachingCommandOf(call: ts.CallExpression): string | undefined {
     const [program, args] = call.arguments;
     const list = args && unwrap(args);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
-    return detachingCommandIn([this.literalText(program), ...list.elements.map((element) => this.literalText(element))]);
+    return detachingCommandIn([this.literalText(program), ...list.elements.map((element) => commandText(element, 0))]);
   }
 
   private literalText(expression: ts.Expression): string | undefined {

@@ -1064,10 +1064,14 @@ class PythonFileAnalysis {
     if (construct) this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
-  /** `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal arguments (up to the first one not known). */
+  /**
+   * `["systemd-run", "--user", "server"]`: a program whose job is to detach, with its literal
+   * arguments (up to the first one not known). A word formatted from a literal (`"--port=%s" %
+   * port`, an f-string) is known by its literal parts, as in shell text.
+   */
   private checkDetachingCommand(list: SyntaxNode): void {
     const argv: Array<string | undefined> = [];
-    for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(stringValue(element));
+    for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(commandValue(element));
     const name = detachingCommandIn(argv);
     if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }

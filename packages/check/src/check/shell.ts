@@ -121,6 +121,24 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Twisted's launcher daemonizes (fork, setsid) unless told `-n`/`--nodaemon` (alone or in a
   // cluster of short flags, `-no`): words first, then none of them anywhere in its arguments.
   [command('twistd', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--nodaemon|-[A-Za-z]*n[A-Za-z]*)(?=[\s;&|]|$))`), 'twistd without --nodaemon'],
+  // Servers started with their own daemonizing option, or by a verb that leaves them running in
+  // the background: each forks, leaves the caller's session and exits at once, so the caller's
+  // end does not reach the server.
+  [command('gunicorn', String.raw`\s[^;&|\n]{0,500}?\s(?:-D|--daemon)(?=[\s;&|]|$)`), 'gunicorn --daemon'],
+  [command('celery', String.raw`\s[^;&|\n]{0,500}?\s--detach(?=[\s;&|=]|$)`), 'celery --detach'],
+  [command('uwsgi', String.raw`\s[^;&|\n]{0,500}?\s--daemonize2?(?=[\s;&|=]|$)`), 'uwsgi --daemonize'],
+  [command('redis-server', String.raw`\s[^;&|\n]{0,500}?\s--daemonize\s+yes(?=[\s;&|]|$)`), 'redis-server --daemonize yes'],
+  [command('mongod', String.raw`\s[^;&|\n]{0,500}?\s--fork(?=[\s;&|]|$)`), 'mongod --fork'],
+  [command('memcached', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*d[A-Za-z]*(?=[\s;&|]|$)`), 'memcached -d'],
+  [command('git', String.raw`\s+daemon\s[^;&|\n]{0,500}?--detach(?=[\s;&|]|$)`), 'git daemon --detach'],
+  // pg_ctl start: postgres runs on in the background (its own session) after pg_ctl returns.
+  [command('pg_ctl', String.raw`\s(?:[^;&|\n]{0,500}\s)?(?:start|restart)(?=[\s;&|]|$)`), 'pg_ctl start'],
+  // Apache's control verbs: httpd daemonizes itself.
+  [command('(?:apachectl|apache2ctl)', String.raw`\s(?:[^;&|\n]{0,500}\s)?(?:-k\s+)?(?:start|restart|graceful)(?=[\s;&|]|$)`), 'apachectl start'],
+  [command('(?:httpd|apache2?)', String.raw`\s(?:[^;&|\n]{0,500}\s)?-k\s+(?:start|restart|graceful)(?=[\s;&|]|$)`), 'httpd -k start'],
+  // Deluge's daemon forks away unless told -d/--do-not-daemonize (as twistd without --nodaemon;
+  // words first, so that the program's name alone, read as shell text, is not one).
+  [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), 'deluged without --do-not-daemonize'],
 ];
 BACKGROUNDING.push(...DETACHING_COMMANDS);
 
@@ -233,7 +251,12 @@ export function backgroundingIn(text: string): string | undefined {
  * from it (`screen -md`, `'screen'`, not `screen.getByText` or `screenshot`), and `-dm` besides,
  * which a `screen` written in parts (`"scr" "een -dm"`) or with an escape still shows.
  */
-export const SHELL_WORD_LIST = ['nohup', 'setsid', 'disown', 'daemonize', 'twistd', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`, '-dm'];
+export const SHELL_WORD_LIST = [
+  'nohup', 'setsid', 'disown', 'daemonize', 'twistd', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`, '-dm',
+  // The daemonizing servers: a word each pattern holds that prose and names rarely do (not
+  // `apache`, in every licence header; not `git`).
+  'gunicorn', '--daemon', '--detach', '--fork', 'memcached', 'pg_ctl', 'apache2?ctl', String.raw`-k\s+(?:start|restart|graceful)`, 'deluged',
+];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
  * other sources. In source text the title and blanks between `start` and `/b` may be written with
