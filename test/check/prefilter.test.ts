@@ -71,7 +71,7 @@ test('Python shell text makes a file worth parsing only where a command runner o
 
 test('creation flags that can hold no detach bit do not make a file worth parsing; any that can still do', () => {
   const run = (value: string) => `import subprocess\nflags = subprocess.CREATE_NO_WINDOW if os.name == "nt" else 0\nsubprocess.run(args, creationflags=${value}, check=True)\n`;
-  for (const value of ['flags', 'subprocess.CREATE_NO_WINDOW', 'flags | 0x10', '0x08000000', 'a.b | 0o20 | 2_0', '0', '1.5']) {
+  for (const value of ['flags', 'subprocess.CREATE_NO_WINDOW', 'flags | 0x20', '0x08000000', 'a.b | 0o40 | 3_2', '0', '1.5']) {
     assert.equal(mayMatter(run(value), 'python'), false, value);
   }
   // A detach bit in a literal (however written), a flag's name, or a value the prefilter cannot read whole.

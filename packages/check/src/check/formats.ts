@@ -37,7 +37,7 @@ const RULE_HELP: Record<RuleId, string> = {
   'py-os-detach': 'os.setsid, os.setpgid or os.setpgrp, or a daemonizing library (python-daemon\'s DaemonContext, daemonize.Daemonize): a process leaves its owner\'s group.',
   'py-pty': 'pty.fork, pty.spawn, os.forkpty, pexpect, ptyprocess, or any .spawn(..., dimensions=...): the child always starts a new session.',
   'py-detach-helper': 'A call of windows_detach_popen_kwargs(), which returns detaching Popen options.',
-  'py-windows-detach': 'DETACHED_PROCESS, CREATE_NEW_PROCESS_GROUP or CREATE_BREAKAWAY_FROM_JOB in creation flags.',
+  'py-windows-detach': 'DETACHED_PROCESS, CREATE_NEW_PROCESS_GROUP, CREATE_NEW_CONSOLE or CREATE_BREAKAWAY_FROM_JOB in creation flags.',
   'shell-background': 'A literal shell command that backgrounds a process (nohup, setsid, &, disown, cmd start, start /b, Start-Process) or runs a detaching program (daemonize, systemd-run, start-stop-daemon -b, tmux new -d, screen -dm, twistd without --nodaemon).',
   'parse-error': 'The file could not be parsed, so a detached spawn in it could go unseen.',
   'unused-marker': 'An exemption marker that exempts nothing, or has no reason.',

@@ -197,6 +197,7 @@ const SK = {
   QuestionQuestionToken: ts.SyntaxKind.QuestionQuestionToken,
   ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
   TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
+  TrueKeyword: ts.SyntaxKind.TrueKeyword,
   VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
   Parameter: ts.SyntaxKind.Parameter,
   VariableStatement: ts.SyntaxKind.VariableStatement,
@@ -1410,7 +1411,28 @@ class JsFileAnalysis {
     // Shell text in an argument is reported as such already.
     if (name && !call.arguments.some((argument) => this.shellConstruct(argument))) {
       this.report(call, 'shell-background', 'error', `\`${name}\` starts the program away from its owner, which cannot end it`, call);
+      return;
     }
+    this.checkJoinedShellCommand(call);
+  }
+
+  /**
+   * `spawn('start', [term, '-NoExit'], { shell: true })`: with `shell` set, Node joins the program
+   * and its arguments into one command line for the shell, so they are read as one shell text (a
+   * word that is not a literal reads as a value). Python's counterpart: a list handed to a runner
+   * with `shell=True`.
+   */
+  private checkJoinedShellCommand(call: ts.CallExpression): void {
+    const [program, args, options] = call.arguments;
+    const list = args && unwrap(args);
+    const settings = options && unwrap(options);
+    if (!program || !list || !ts.isArrayLiteralExpression(list) || !settings || !ts.isObjectLiteralExpression(settings)) return;
+    const shell = settings.properties.some((p) => ts.isPropertyAssignment(p) && this.keyOf(p.name) === 'shell' && unwrap(p.initializer).kind === SK.TrueKeyword);
+    const first = this.literalText(program);
+    if (!shell || first === undefined || call.arguments.some((argument) => this.shellConstruct(argument))) return;
+    const text = [first, ...list.elements.map((element) => commandText(element, 0) ?? VALUE_MARK)].join(' ');
+    const construct = backgroundingIn(text);
+    if (construct) this.report(call, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, call);
   }
 
   /**

@@ -1,8 +1,8 @@
 // Windows creation flags in Python, shared by the prefilter (checker.ts) and the analyser
 // (python-rules.ts), so that both read an integer literal, and its detach bits, the same way.
 
-/** DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_BREAKAWAY_FROM_JOB */
-export const WINDOWS_FLAG_BITS = 0x8 | 0x200 | 0x1000000;
+/** DETACHED_PROCESS | CREATE_NEW_CONSOLE | CREATE_NEW_PROCESS_GROUP | CREATE_BREAKAWAY_FROM_JOB: a new console (as cmd's `start` without /b) leaves the caller's console and its Ctrl-C as a new process group does. */
+export const WINDOWS_FLAG_BITS = 0x8 | 0x10 | 0x200 | 0x1000000;
 
 /** The value of a Python integer literal's text (`0x8`, `0o10`, `1_000`, `8L`), or undefined. */
 export function pythonInteger(literal: string): number | undefined {

@@ -132,7 +132,7 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['daemon.daemon.DaemonContext', 'py-os-detach'],
   ['daemonize.Daemonize', 'py-os-detach'],
 ]);
-const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_BREAKAWAY_FROM_JOB']);
+const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_NEW_CONSOLE', 'CREATE_BREAKAWAY_FROM_JOB']);
 const lastPart = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
 const DETACH_HELPERS = new Set(['windows_detach_popen_kwargs']);
 /** Popen and posix_spawn options: for the first two only false/None/0 keep the group; for the others only None. */
@@ -344,10 +344,15 @@ function startsStatements(root: SyntaxNode, starts: number[]): boolean {
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
-const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB)$/;
+const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB)$/;
 /** `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation). */
 const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))|\[[^\]\n]*\])[ \t]*(?:#[^\n]*)?$/gm;
 const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
+/** One part of a one-line `+` chain: a string, or a name, attribute or call (a value). */
+const HELD_PART = String.raw`(?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|[A-Za-z_][\w.]*(?:\([^()\n]*\))?)`;
+/** `NAME = "start " + terminal()` on one line: a `+` chain of strings and values. */
+const HELD_CONCATENATION = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(${HELD_PART}(?:[ \t]*\+[ \t]*${HELD_PART})+)[ \t]*(?:#[^\n]*)?$`, 'gm');
+const HELD_TOKEN = new RegExp(String.raw`[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')|([A-Za-z_][\w.]*(?:\([^()\n]*\))?))[ \t]*\+?`, 'y');
 
 /** The strings assigned to names in the text (an f-string's fields read as values), by name. */
 function heldCommandText(text: string): Map<string, HeldCommand[]> {
@@ -367,6 +372,22 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     // A list is also read word by word, for cmd's start after `/c` (`["cmd", "/c", "start", "", url]`).
     if (value.startsWith('[')) list.push({ offset: valueAt, text: '', words: listWords(value.slice(1, -1)) });
   }
+  // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
+  for (const match of text.matchAll(HELD_CONCATENATION)) {
+    const name = match[1] as string;
+    const value = match[2] as string;
+    const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
+    let command = '';
+    HELD_TOKEN.lastIndex = 0;
+    for (let token = HELD_TOKEN.exec(value); token; token = HELD_TOKEN.exec(value)) {
+      if (token[4] !== undefined) command += VALUE_MARK;
+      else command += /f/i.test(token[1] ?? '') ? (token[2] ?? token[3] ?? '').replace(/\{[^{}]*\}/g, VALUE_MARK) : (token[2] ?? token[3] ?? '');
+      if (HELD_TOKEN.lastIndex >= value.length) break;
+    }
+    const list = held.get(name) ?? [];
+    held.set(name, list);
+    list.push({ offset: valueAt, text: command });
+  }
   return held;
 }
 
@@ -385,11 +406,16 @@ function listWords(inner: string): Array<string | undefined> {
   return words;
 }
 
+/** Whether a call's arguments hold `shell=True`. */
+function hasShellTrue(args: SyntaxNode): boolean {
+  return args.namedChildren.some((a) => a?.type === 'keyword_argument' && a.childForFieldName('name')?.text === 'shell' && a.childForFieldName('value')?.text === 'True');
+}
+
 /** `~X`: flags cleared, not set. */
 const isFlagClearing = (node: SyntaxNode | null | undefined): boolean => node?.type === 'unary_operator' && node.text.startsWith('~');
 /** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
 const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
-const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB/;
+const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB/;
 /**
  * Text that every reportable shape holds within its own node: import statements (they change
  * what names mean), the owners of command runners, and the option, member, helper and flag
@@ -399,7 +425,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BRE
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built.
@@ -978,8 +1004,25 @@ class PythonFileAnalysis {
       if (optionDetaches(name, second, this.heldFalse)) this.report(node, 'py-new-session', `\`setdefault("${name}", ...)\` gives the child its own session or group`);
     }
     if (COMMAND_RUNNERS.test(qualified)) {
-      for (const argument of positional) this.checkShellText(argument);
+      const shell = hasShellTrue(args);
+      for (const argument of positional) {
+        const before = this.findings.length;
+        this.checkShellText(argument);
+        if (shell && this.findings.length === before) this.checkJoinedList(argument);
+      }
     }
+  }
+
+  /**
+   * `Popen(["start", term, "-NoExit"], shell=True)`: with `shell=True` a list is joined into one
+   * command line for the shell (list2cmdline on Windows), so its words are read as one shell text,
+   * a word that is not a literal as a value. JS's counterpart: `spawn(program, args, { shell: true })`.
+   */
+  private checkJoinedList(node: SyntaxNode): void {
+    if (node.type !== 'list' && node.type !== 'tuple') return;
+    const words = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => commandValue(child) ?? VALUE_MARK);
+    const construct = backgroundingIn(words.join(' '));
+    if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
   private checkShellText(node: SyntaxNode): void {

@@ -267,7 +267,8 @@ const START_ANY_CASE = String.raw`[Ss][Tt][Aa][Rr][Tt](?:[^\n]{0,200}?\/[Bb](?!\
 /**
  * cmd's `start` as a command, as source text shows it: first in a string (`'start "" ' + url`),
  * after `&` or `|` (`"cd x && start y"`), after an inner shell's flag (`cmd /c start`, `/C \"start`,
- * `-Command "Start x`), or as the word after a `/c` or `/k` element of a list (`'/c', 'start'`).
+ * `-Command "Start x`), as the word after a `/c` or `/k` element of a list (`'/c', 'start'`), or as
+ * a program named `start` with an argument list after it.
  */
 const START = '[Ss][Tt][Aa][Rr][Tt]';
 const INNER_FLAG = String.raw`(?:\/[CcKk]|-[A-Za-z]*[Cc]|-[Cc]ommand)`;
@@ -278,6 +279,9 @@ const START_COMMAND = [
   String.raw`[&|][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
   String.raw`${INNER_FLAG}[ \t]+(?:\\?["'][ \t]*)?@?${START}(?![\w.\/\\:$-])`,
   String.raw`\/[CcKk]['"][ \t]*,\s*[rRuUbB]?['"]${START}['"]`,
+  // A program `start` with its arguments after it, for a shell that joins them (`spawn('start',
+  // [x], { shell: true })`, `["start", x]` with shell=True).
+  String.raw`['"\x60]${START}['"\x60][ \t]*,[ \t]*\[|\[[ \t]*[rRuUbB]?['"]${START}['"][ \t]*,`,
 ].join('|');
 /** Whether a source text may hold a shell word: every pattern above needs one of these. */
 export const SHELL_WORDS = new RegExp([...SHELL_WORD_LIST, START_ANY_CASE, START_COMMAND].join('|'));
