@@ -3,7 +3,7 @@
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
-import { backgroundMayMatter, SHELL_WORDS, shellMayMatter } from './shell.js';
+import { backgroundMayMatter, SHELL_WORDS, shellMayMatter, startFormIn } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
@@ -77,7 +77,7 @@ const withoutCommentLines = (text: string, language: Language): string =>
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (language === 'js') {
-    if (!JS_WORDS.test(text)) return backgroundMayMatter(text, language) && JS_SPAWN_GATE.test(text);
+    if (!JS_WORDS.test(text) && !startFormIn(text)) return backgroundMayMatter(text, language) && JS_SPAWN_GATE.test(text);
     // The marker holds `detached`: a JS file the prefilter finds nothing in has no marker either,
     // so most files are read one time less.
     const words = JS_PREFILTER.test(text);
@@ -87,7 +87,7 @@ export function mayMatter(text: string, language: Language): boolean {
     if ((!words && !shell) || !JS_SPAWN_GATE.test(text)) return false;
     if (shell) return true;
   } else {
-    if (!PYTHON_WORDS.test(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
+    if (!PYTHON_WORDS.test(text) && !startFormIn(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
     if (text.includes(MARKER_TEXT)) return true;
     if (shellMayMatter(text, language) && PYTHON_SHELL_GATE.test(text)) return true;
     if (!PYTHON_PREFILTER.test(text)) return false;
