@@ -39,7 +39,10 @@ test('terminateOwned ends one child tree that ignores console control events, an
   assert.equal(result.empty, true, 'terminateOwned resolved before the job was empty');
   assert.equal(result.escalated, true, 'the ignoring child can only have been ended by TerminateJobObject');
   assert.equal((seen.again as Record<string, unknown>).owned, false, 'a terminated child is forgotten');
-  assert.equal(count(run.mark, 'target'), 0, 'the grandchild through cmd.exe survived terminateOwned');
+  // The job is empty in wineserver's view when terminateOwned resolves; the Linux processes that
+  // carried the killed Windows ones end a moment later (wineserver signals them asynchronously:
+  // one CI run in many saw the grandchild's still there at once). A deadline, not a retry.
+  assert.ok(await waitUntil(() => count(run.mark, 'target') === 0, 5_000), 'the grandchild through cmd.exe survived terminateOwned');
   assert.equal(count(run.mark, 'other'), 1, 'terminateOwned ended another owned child');
   assert.deepEqual(seen.owned, [seen.otherPid]);
   assert.equal(seen.supervisor, null, 'no supervisor process on Windows');
