@@ -30,7 +30,10 @@ test('close looks: many more looks while they are cheap, the usual few once a lo
   const close = await looksDuring(300, () => {}, closeLook);
   // A look of 2 ms is costly (a /proc scan, say): it waits the usual pause.
   const costly = await looksDuring(300, () => busy(2), closeLook);
-  assert.ok(usual <= 12, `the usual back-off looked ${usual} times in 300 ms`);
+  // 11 on time. Up to a few more where timers fire early by the clock: libuv measures a timer
+  // from its loop's cached time, which lags behind performance.now() after a long turn on a busy
+  // machine (one CI run: 13). What this bounds is a back-off that does not grow (about 150).
+  assert.ok(usual <= 16, `the usual back-off looked ${usual} times in 300 ms`);
   assert.ok(close >= usual * 1.5 + 2, `close looks: ${close}, the usual back-off: ${usual}`);
   assert.ok(costly <= usual + 2, `costly looks should back off as usual: ${costly} against ${usual}`);
 });
