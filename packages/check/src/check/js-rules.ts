@@ -396,8 +396,6 @@ function isCreateRequireCall(node: ts.Expression): boolean {
   return (ts.isIdentifier(callee) && callee.text === 'createRequire') || (ts.isPropertyAccessExpression(callee) && callee.name.text === 'createRequire');
 }
 
-
-
 /** Spawn-option keys besides `detached`: an object literal holding one is spawn options. */
 const SPAWN_OPTION_KEYS = new Set(['stdio', 'cwd', 'env', 'shell', 'windowsHide', 'windowsVerbatimArguments', 'argv0', 'uid', 'gid', 'killSignal', 'serialization', 'execPath', 'execArgv']);
 /** Callees and names that can carry spawn options; `onSpawn(...)` and the like are callbacks, not spawns. */
@@ -421,9 +419,8 @@ function exclusiveBranches(a: ts.Node, b: ts.Node): boolean {
   if (!common || common === a) return false;
   let aChild: ts.Node = a;
   while (aChild.parent !== common) aChild = aChild.parent as ts.Node;
-  const split =
-    (ts.isIfStatement(common) && common.elseStatement !== undefined && new Set([aChild, child]).size === 2 && [aChild, child].every((n) => n === common.thenStatement || n === common.elseStatement)) ||
-    (ts.isConditionalExpression(common) && [aChild, child].every((n) => n === common.whenTrue || n === common.whenFalse) && aChild !== child);
+  const branches = ts.isIfStatement(common) ? [common.thenStatement, common.elseStatement] : ts.isConditionalExpression(common) ? [common.whenTrue, common.whenFalse] : [];
+  const split = aChild !== child && branches.includes(aChild as never) && branches.includes(child as never);
   if (!split) return false;
   for (let at = common.parent; at && !ts.isFunctionLike(at) && !ts.isSourceFile(at); at = at.parent) {
     if (ts.isIterationStatement(at, false)) return false;
@@ -1278,8 +1275,8 @@ class JsFileAnalysis {
       return found;
     }
     if (ts.isIdentifier(node)) {
-      let found = next(this.declarationOf(node.text, node)?.initializer);
       const declaration = this.declarationOf(node.text, node);
+      let found = next(declaration?.initializer);
       for (const write of this.mutations.get(node.text) ?? []) {
         // Not a write to another variable of that name (declared nearer the write: another
         // function's `options`), nor one on a branch this use is never on.

@@ -254,8 +254,9 @@ export function backgroundingIn(text: string): string | undefined {
 export const SHELL_WORD_LIST = [
   'nohup', 'setsid', 'disown', 'daemonize', 'twistd', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`,
   // `-dm`, and the daemonizing servers' flags, factored on their `-`: irregexp scans one long
-  // alternation far slower once it grows past a size (written out, these and the `start` list
-  // form below took the prefilter from 86 to 190 ms on bench_check's 31 MB; factored, 110).
+  // alternation far slower once it grows past a size (written out, with the `start` forms in the
+  // same alternation, these took the shell words from 86 to 190 ms on bench_check's 31 MB;
+  // factored, 110; the `start` forms are now a scan of their own, SHELL_WORDS below).
   String.raw`-(?:dm|-(?:daemon|detach|fork)|k\s+(?:re)?start|k\s+graceful)`,
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
