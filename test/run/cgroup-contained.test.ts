@@ -15,6 +15,7 @@ import { cgroupOf, destroyCgroup, scratchCgroup, usableCgroup } from '../helpers
 import { guardOf, markedScratch, readJson, startLeash } from '../helpers/leash-run.js';
 import { readEndedRecord } from '../../src/run/ended.js';
 import { CLI_ENTRY, exited, markedPids, markedPidRunning, waitForGone } from '../helpers/processes.js';
+import { readCalls } from './walks.js';
 
 const place = await usableCgroup();
 const skip = typeof place === 'string' ? `no cgroup to test with: ${place}` : false;
@@ -40,10 +41,6 @@ async function pollEvery(ms: number, done: () => boolean, budgetMs: number): Pro
     await new Promise((resolve) => setTimeout(resolve, ms));
   }
   return done();
-}
-
-function readCalls(pid: number): number {
-  return Number(/syscr:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
 }
 
 test('contained: a 20+ process tree with setsid + env -i escapees that ignore SIGTERM ends by cgroup.kill after the grace, and the cgroup is removed', { skip }, async (t) => {

@@ -16,6 +16,7 @@ import { readChildren, readProcStat } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { markedScratch, startLeash } from '../helpers/leash-run.js';
 import { exited } from '../helpers/processes.js';
+import { readCalls } from './walks.js';
 
 const HAS_PERL = spawnSync('perl', ['-e', '1']).status === 0;
 const ORPHANS = 2000;
@@ -45,11 +46,6 @@ for (1..${ORPHANS}) {
 print "end\\n";
 sleep 1 while 1;
 `;
-
-function readCalls(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/io`, 'utf8').split('\n').find((l) => l.startsWith('syscr:'));
-  return Number(line?.split(/\s+/)[1]);
-}
 
 function zombieChildren(pid: number): number {
   return (readChildren(pid) ?? []).filter((child) => readProcStat(child)?.state === 'Z').length;

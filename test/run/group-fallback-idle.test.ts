@@ -5,21 +5,16 @@
 // through waitForGroupEmpty. Counted, not timed: leash's read() calls (/proc/<pid>/io syscr) over
 // a window of the command running.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { isProcessAlive, signalProcess } from '../../src/sys/processes.js';
 import { hasProcfs, listPids, readChildren } from '../../src/sys/procfs.js';
 import { waitUntil } from '../../src/sys/wait.js';
 import { markedScratch } from '../helpers/leash-run.js';
 import { exited, startFixture } from '../helpers/processes.js';
+import { readCalls } from './walks.js';
 
 /** The window over which reads are counted: a measurement span, not a wait for an event. */
 const WINDOW_MS = 1000;
-
-function readCalls(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/io`, 'utf8').split('\n').find((l) => l.startsWith('syscr:'));
-  return Number(line?.split(/\s+/)[1]);
-}
 
 test('the process-group fallback does not scan /proc while the command runs', { skip: !hasProcfs() && 'needs /proc: it counts read() calls in /proc/<pid>/io' }, async (t) => {
   const { mark } = markedScratch(t);

@@ -8,11 +8,17 @@ export function readCalls(pid: number): number {
   return Number(/syscr:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
 }
 
+/** One walk: when its reads began, and how many it made. */
+export interface Walk {
+  began: number;
+  reads: number;
+}
+
 /**
  * Waits for leash's next walk: the read count moves (it began), then holds still for 100 ms (it
- * ended). Resolves with when it began, or undefined when none came within the budget.
+ * ended). Resolves with the walk, or undefined when none came within the budget.
  */
-export async function nextWalk(pid: number, budgetMs: number): Promise<number | undefined> {
+export async function nextWalk(pid: number, budgetMs: number): Promise<Walk | undefined> {
   const start = readCalls(pid);
   if (!(await waitUntil(() => readCalls(pid) !== start, budgetMs))) return undefined;
   const began = performance.now();
@@ -26,21 +32,27 @@ export async function nextWalk(pid: number, budgetMs: number): Promise<number | 
     }
     return performance.now() - stillSince >= 100;
   }, 5000);
-  return ended ? began : undefined;
+  return ended ? { began, reads: last - start } : undefined;
 }
 
-/** Waits until the sweep keeps one pace (two equal gaps of a second or more); the last walk's end. */
-export async function settledPace(pid: number): Promise<void> {
+/**
+ * Waits until the sweep keeps one pace (two equal gaps of a second or more), and resolves at the
+ * last walk's end with the reads of the smallest walk seen: fewer reads than that are not a walk
+ * (the leader watch reads its wake pipe and one stat file).
+ */
+export async function settledPace(pid: number): Promise<number> {
   let last = await nextWalk(pid, 10_000);
   let gap = 0;
+  let fewest = last?.reads ?? Infinity;
   const deadline = Date.now() + 40_000;
   while (last !== undefined && Date.now() < deadline) {
     const next = await nextWalk(pid, 10_000);
     if (next === undefined) break;
     const previous = gap;
-    gap = next - last;
+    gap = next.began - last.began;
     last = next;
-    if (gap >= 900 && Math.abs(gap - previous) < gap * 0.25) return;
+    fewest = Math.min(fewest, next.reads);
+    if (gap >= 900 && Math.abs(gap - previous) < gap * 0.25) return fewest;
   }
   throw new Error('leash run never settled into a quiet pace');
 }
