@@ -8,20 +8,23 @@ import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
 const PYTHON_PREFILTER =
-  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DaemonContext|\bdimensions\s*=|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|creationflags/;
+  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DaemonContext|\bdimensions\s*=|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
 // `'daemon'` quoted: npm's daemon package, named by its specifier (every call of it detaches).
 const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]/;
 
+/** A `.childProcess` member, which is a child whatever it is a member of (js-rules.ts: OWN_NAME_CHILD_MEMBERS). */
+const CHILD_PROCESS_MEMBER = /\.(?:nodeC|c)hildProcess\b/;
 /**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
- * text), from a project module (a relative specifier), or on options typed as spawn options. A file
- * with none of these can report nothing, whatever it says about `detached`: a minified bundle that
- * mentions detached nodes in its comments is not parsed (a megabyte of them was a second of CPU).
+ * text), from a project module (a relative specifier), on options typed as spawn options, or on a
+ * `.childProcess` member. A file with none of these can report nothing, whatever it says about
+ * `detached`: a minified bundle that mentions detached nodes in its comments is not parsed (a
+ * megabyte of them was a second of CPU).
  */
-const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]`);
+const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|${CHILD_PROCESS_MEMBER.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]`);
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one
@@ -41,7 +44,7 @@ const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\
  * third of the Python text parsed on the corpus.
  */
 const PYTHON_SHELL_GATE =
-  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen/i;
+  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas/i;
 const PYTHON_WORDS = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT));
 // The marker holds `detach`, so the JS words already cover it.
 const JS_WORDS = anyOf(JS_PREFILTER.source, SHELL_WORDS.source);
@@ -122,15 +125,15 @@ export async function checkText(path: string, text: string, language: Language):
 
 /**
  * Whether a JS/TS file that passed the spawn gate by a relative specifier alone can report
- * anything: every finding but two hangs on a spawn function or handle, which such a file can only
+ * anything: every finding but three hangs on a spawn function or handle, which such a file can only
  * get from a project module, and the project modules reachable from it are read for a spawn
- * module's name (project-reach.ts) before the parser is loaded. The two: a loose `detached`
- * literal, reported in any file with a binding (a project import is one), and a PTY spawn known by
- * its `cols` and `rows`; a file that may hold either is parsed as before. A file not parsed here
+ * module's name (project-reach.ts) before the parser is loaded. The three: a loose `detached`
+ * literal, reported in any file with a binding (a project import is one), a PTY spawn known by
+ * its `cols` and `rows`, and `.childProcess.unref()`; a file that may hold any is parsed as before. A file not parsed here
  * has no syntax error reported, as for any file the prefilter turns away.
  */
 function spawnReachable(path: string, text: string): boolean {
-  if (SPAWN_MODULE_WORDS.test(text) || DETACHED_KEY.test(text) || (COLS.test(text) && ROWS.test(text))) return true;
+  if (SPAWN_MODULE_WORDS.test(text) || DETACHED_KEY.test(text) || CHILD_PROCESS_MEMBER.test(text) || (COLS.test(text) && ROWS.test(text))) return true;
   return projectMayBindSpawn(path, text);
 }
 

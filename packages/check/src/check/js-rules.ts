@@ -380,6 +380,8 @@ function passesThrough(fn: FunctionLike, call: ts.CallExpression): boolean {
 const CHAINING_METHODS = new Set(['on', 'once', 'addListener', 'prependListener', 'prependOnceListener', 'off', 'removeListener', 'removeAllListeners', 'setMaxListeners']);
 /** Properties of a library's subprocess object that hold the Node ChildProcess (nano-spawn, tinyexec, ...). */
 const CHILD_MEMBERS = new Set(['nodeChildProcess', 'childProcess', 'process', 'child', 'subprocess']);
+/** Of those, the names that say so on their own: a child, of whatever object they are a member. */
+const OWN_NAME_CHILD_MEMBERS = new Set(['nodeChildProcess', 'childProcess']);
 /**
  * The names a spawn function goes by in any library (`fork` of @ionic/utils-subprocess, the
  * default `spawn` of @expo/turtle-spawn, execa's own `execa` inside its repository): what such a
@@ -1035,7 +1037,10 @@ class JsFileAnalysis {
     // A handle from a spawn function of the project's own modules, read only now that it is unref'd.
     if (this.hasProjectBindings && this.handleAssignments.some(([target, value]) => target === text && this.isSpawnCall(value))) return true;
     const name = memberName(node);
-    return name !== undefined && CHILD_MEMBERS.has(name) && (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && this.isChildHandle(node.expression);
+    if (name === undefined || !CHILD_MEMBERS.has(name) || !(ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node))) return false;
+    // `.childProcess` says what it holds whatever it is a member of (child-process-promise's and
+    // promisify-child-process's results, a project's own exec object's): `x.childProcess.unref()`.
+    return OWN_NAME_CHILD_MEMBERS.has(name) || this.isChildHandle(node.expression);
   }
 
   /**

@@ -132,6 +132,13 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['daemon.daemon.DaemonContext', 'py-os-detach'],
   ['daemonize.Daemonize', 'py-os-detach'],
 ]);
+/** A function that forks and execs: what runs between the two runs in the child. */
+const FORKS = /\bfork\s*\(/;
+const EXECS = /\bexec(?:v|l)p?e?\s*\(/;
+/** The shell's ShellExecute functions (shell32 through ctypes, pywin32's win32api/win32com.shell), in any of their spellings. */
+const SHELL_EXECUTE = /^ShellExecute(?:Ex)?[AW]?$/;
+/** A string (text or bytes) that is the shell's "runas" verb, in any case. */
+const isRunas = (node: SyntaxNode): boolean => /^runas$/i.test(stringValue(node) ?? '');
 const WINDOWS_FLAGS = new Set(['DETACHED_PROCESS', 'CREATE_NEW_PROCESS_GROUP', 'CREATE_NEW_CONSOLE', 'CREATE_BREAKAWAY_FROM_JOB']);
 const lastPart = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
 const DETACH_HELPERS = new Set(['windows_detach_popen_kwargs']);
@@ -345,8 +352,11 @@ const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationfla
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
 const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB)$/;
-/** `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation). */
-const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))|\[[^\]\n]*\])[ \t]*(?:#[^\n]*)?$/gm;
+/**
+ * `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation);
+ * a list may go on with values added to it (`["start", term, "-NoExit"] + cmd`).
+ */
+const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))|\[[^\]\n]*\](?:[ \t]*\+[ \t]*[A-Za-z_][\w.]*(?:\([^()\n]*\))?)*)[ \t]*(?:#[^\n]*)?$/gm;
 const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
 /** One part of a one-line `+` chain: a string, or a name, attribute or call (a value). */
 const HELD_PART = String.raw`(?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|[A-Za-z_][\w.]*(?:\([^()\n]*\))?)`;
@@ -369,8 +379,14 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       if (/f/i.test(prefix)) body = body.replace(/\{[^{}]*\}/g, VALUE_MARK);
       list.push({ offset: valueAt + (string.index as number), text: body });
     }
-    // A list is also read word by word, for cmd's start after `/c` (`["cmd", "/c", "start", "", url]`).
-    if (value.startsWith('[')) list.push({ offset: valueAt, text: '', words: listWords(value.slice(1, -1)) });
+    // A list is also read word by word, for cmd's start after `/c` (`["cmd", "/c", "start", "", url]`),
+    // and whole where a shell joins it; what is added after it is a value.
+    if (value.startsWith('[')) {
+      const close = value.indexOf(']');
+      const words = listWords(value.slice(1, close));
+      if (close < value.length - 1) words.push(undefined);
+      list.push({ offset: valueAt, text: '', words });
+    }
   }
   // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
   for (const match of text.matchAll(HELD_CONCATENATION)) {
@@ -425,12 +441,12 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags)\b/g;
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built.
  */
-const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen)["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
+const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?)["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
 
@@ -786,6 +802,8 @@ class PythonFileAnalysis {
       this.checkCall(cursor.currentNode);
     }
     if (member === 'spawn') this.checkPtyShape(cursor.currentNode);
+    if (member !== undefined && SHELL_EXECUTE.test(member)) this.checkShellExecute(cursor.currentNode, member);
+    if (member === 'signal' && qualified === 'signal.signal') this.checkHangupIgnored(cursor.currentNode);
     // Popped when the call is left: findings inside it carry its span.
     this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
   }
@@ -845,6 +863,44 @@ class PythonFileAnalysis {
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
     if (hasValue && name !== undefined && OPTION_NAMES.has(name)) this.checkKeywordArgument(cursor.currentNode);
+    if (hasValue && name === 'lpVerb') this.checkVerb(cursor.currentNode.childForFieldName('value'), cursor.currentNode);
+  }
+
+  /** `ShellExecuteW(None, "runas", exe, params, None, 1)`: the verb among its arguments. */
+  private checkShellExecute(node: SyntaxNode, member: string): void {
+    const args = node.childForFieldName('arguments');
+    for (const argument of args?.namedChildren ?? []) {
+      if (argument && argument.type !== 'keyword_argument' && isRunas(argument)) {
+        this.report(node, 'py-windows-detach', `\`${member}\` with the "runas" verb starts the program elevated, outside the caller's tree and job`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * `signal.signal(signal.SIGHUP, signal.SIG_IGN)` in a child before it execs: nohup's own
+   * mechanism, so that the program outlives its session's terminal. In the child: in a
+   * `preexec_fn` (a lambda given as one, or a function the file names as one), or in a function
+   * that forks and execs. A process that ignores SIGHUP for itself (a server's reload) is not one.
+   */
+  private checkHangupIgnored(node: SyntaxNode): void {
+    const [signalNumber, handler] = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is SyntaxNode => a !== null && a.type !== 'comment');
+    if (!signalNumber || !handler || lastPart(this.qualify(signalNumber) ?? '') !== 'SIGHUP' || lastPart(this.qualify(handler) ?? '') !== 'SIG_IGN') return;
+    let scope = node.parent;
+    while (scope && scope.type !== 'lambda' && scope.type !== 'function_definition') scope = scope.parent;
+    if (!scope) return;
+    let inChild: boolean;
+    if (scope.type === 'lambda') inChild = scope.parent?.type === 'keyword_argument' && scope.parent.childForFieldName('name')?.text === 'preexec_fn';
+    else {
+      const name = scope.childForFieldName('name')?.text ?? '';
+      inChild = (FORKS.test(scope.text) && EXECS.test(scope.text)) || (name !== '' && new RegExp(`\\bpreexec_fn\\s*=\\s*(?:self\\.)?${name}\\b`).test(this.text));
+    }
+    if (inChild) this.report(node, 'py-os-detach', 'the child ignores SIGHUP before it execs (nohup\'s mechanism): it keeps running when its session ends');
+  }
+
+  /** `SHELLEXECUTEINFO(lpVerb="runas", ...)`, `info.lpVerb = "runas"`: ShellExecuteEx will start the program elevated. */
+  private checkVerb(value: SyntaxNode | null, at: SyntaxNode): void {
+    if (value && isRunas(value)) this.report(at, 'py-windows-detach', 'the "runas" verb makes ShellExecuteEx start the program elevated, outside the caller\'s tree and job');
   }
 
   private checkKeywordArgument(node: SyntaxNode): void {
@@ -912,14 +968,17 @@ class PythonFileAnalysis {
     if (!cursor.gotoFirstChild()) return;
     // The left side comes first.
     let subscriptTarget = false;
+    let verbTarget = false;
     do {
       if (cursor.currentFieldId === this.fields.left) {
         subscriptTarget = cursor.nodeType === 'subscript';
+        verbTarget = cursor.nodeType === 'attribute' && this.textAt(cursor).endsWith('.lpVerb');
         break;
       }
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
     if (subscriptTarget) this.checkSubscriptAssignment(cursor.currentNode);
+    if (verbTarget) this.checkVerb(cursor.currentNode.childForFieldName('right'), cursor.currentNode);
   }
 
   private checkSubscriptAssignment(node: SyntaxNode): void {
@@ -1007,7 +1066,7 @@ class PythonFileAnalysis {
       const shell = hasShellTrue(args);
       for (const argument of positional) {
         const before = this.findings.length;
-        this.checkShellText(argument);
+        this.checkShellText(argument, shell);
         if (shell && this.findings.length === before) this.checkJoinedList(argument);
       }
     }
@@ -1025,9 +1084,9 @@ class PythonFileAnalysis {
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
-  private checkShellText(node: SyntaxNode): void {
+  private checkShellText(node: SyntaxNode, shell = false): void {
     if (node.type === 'identifier') {
-      this.checkHeldCommand(node.text);
+      this.checkHeldCommand(node.text, shell);
       return;
     }
     if (node.type === 'list' || node.type === 'tuple') {
@@ -1046,13 +1105,15 @@ class PythonFileAnalysis {
   /**
    * Command text held in a name (`CMD = "nohup server &"`, `script = 'worker &'` in a branch, a
    * one-line list of strings): every such assignment of the name in the file, read from the text
-   * (so whatever statements were parsed), reported at its string, once.
+   * (so whatever statements were parsed), reported at its string, once. A list run with
+   * `shell=True` is also read joined, as one command line.
    */
-  private checkHeldCommand(name: string): void {
+  private checkHeldCommand(name: string, shell: boolean): void {
     this.heldCommands ??= heldCommandText(this.text);
     for (const held of this.heldCommands.get(name) ?? []) {
       if (this.heldReported.has(held.offset)) continue;
-      const construct = held.words ? startInArgv(held.words) : backgroundingIn(held.text);
+      const words = held.words;
+      const construct = words ? (startInArgv(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined)) : backgroundingIn(held.text);
       if (!construct) continue;
       this.heldReported.add(held.offset);
       const line = this.text.slice(0, held.offset).split('\n').length;

@@ -24,6 +24,12 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
   [/(?:^|[\s;&|(\uE000])disown(?:\s|$|;)/, 'disown'],
   [/(?:^|[\s;&|("'\uE000])Start-Process(?:\s|$)/i, 'Start-Process'],
 ];
+/**
+ * The shell's "runas" verb (PowerShell's or VBScript's Shell.Application, `.ShellExecute(file,
+ * args, dir, "runas")`): the program starts elevated, from the Application Information service,
+ * outside the caller's tree and job. Read on the text as written: the verb is a quoted word.
+ */
+const ELEVATING_VERB = /ShellExecute(?:Ex)?\b[^\n]{0,500}?["']runas["']/i;
 
 /**
  * cmd's `start` (PowerShell's `Start`, an alias of Start-Process, too): it starts its program in
@@ -107,6 +113,10 @@ export function startInArgv(words: ReadonlyArray<string | undefined>): string | 
   return undefined;
 }
 
+/** ssh's flags that take no value, and those that take one (`-L 80:h:80`, `-p22`). */
+const SSH_PLAIN = '[46AaCGgKkMNnqsTtVvXxYy]';
+const SSH_VALUED = '[BbcDEeFIiJLlmOoPpQRSWw]';
+
 // Commands whose whole job is to leave their caller behind, run by name (a word at a command's
 // start in shell text, or a program and its argument list joined). Each starts the program under
 // another parent (systemd, a tmux or screen server) or forks it off and exits at once.
@@ -139,8 +149,22 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Deluge's daemon forks away unless told -d/--do-not-daemonize (as twistd without --nodaemon;
   // words first, so that the program's name alone, read as shell text, is not one).
   [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), 'deluged without --do-not-daemonize'],
+  // ssh -f: the client forks itself into the background once it has authenticated (a tunnel that
+  // outlives the caller). Among ssh's options, before the host (after it, `-f` is the remote
+  // command's: `ssh host rm -f x`), in a cluster whose letters before the f take no value
+  // (`-fN`, `-NfL 80:h:80`; in `-lfred` the f is the login's).
+  [command('ssh', String.raw`(?:\s+-${SSH_PLAIN}*(?:${SSH_VALUED}(?:[^\s;&|]+|\s+[^\s;&|]+))?){0,20}?\s+-${SSH_PLAIN}*f[^\s;&|]*(?=[\s;&|]|$)`), 'ssh -f'],
+  // Windows' runas.exe starts its program through the secondary logon service, as another user:
+  // a process of that service, outside the caller's tree, job and console. Its `/user:` marks it.
+  [command('[Rr][Uu][Nn][Aa][Ss](?:\\.[Ee][Xx][Ee])?', String.raw`\s[^;&|\n]{0,500}?\/[Uu][Ss][Ee][Rr]:`), 'runas /user:'],
 ];
-BACKGROUNDING.push(...DETACHING_COMMANDS);
+/**
+ * Python code, given to an interpreter's `-c` (or as shell text), that puts the process in a
+ * session or group of its own: `python -c "import os; os.setsid(); ..."`. Called with a dot or a
+ * blank before it, so that `getsid()` or `my_setsid()` is not one.
+ */
+const DETACHING_CODE = /(?:^|[\s;.(\uE000])(?:set(?:sid|pgrp)\(\s*\)|setpgid\(\s*0\s*,\s*0\s*\))/;
+BACKGROUNDING.push(...DETACHING_COMMANDS, [DETACHING_CODE, 'Python code calling os.setsid()']);
 
 /** Python code that runs twistd in the process it is given to (bin/twistd's own code). */
 const TWISTD_CODE = /\btwistd\.run\(|\bfrom\s+twisted\.scripts\.twistd\s+import\s+run\b/;
@@ -154,6 +178,7 @@ const TWISTD_CODE = /\btwistd\.run\(|\bfrom\s+twisted\.scripts\.twistd\s+import\
  * after the code.
  */
 export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): string | undefined {
+  if (argv[1] === '-c' && argv[2] !== undefined && DETACHING_CODE.test(argv[2])) return 'python -c code calling os.setsid()';
   const words = argv[1] === '-c' && argv[2] !== undefined && TWISTD_CODE.test(argv[2]) ? ['twistd', ...argv.slice(3)] : argv;
   const literal: string[] = [];
   for (const word of words) {
@@ -168,9 +193,9 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
 
 /** Whether the words of a list can be an argument vector of a detaching program (its first word, or twistd's code). */
 export function mayBeDetachingArgv(first: string | undefined, third: string | undefined): boolean {
-  return (first !== undefined && DETACHING_PROGRAM.test(first)) || (third !== undefined && TWISTD_CODE.test(third));
+  return (first !== undefined && DETACHING_PROGRAM.test(first)) || (third !== undefined && (TWISTD_CODE.test(third) || DETACHING_CODE.test(third)));
 }
-const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen)$/;
+const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?)$/;
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
@@ -231,6 +256,7 @@ export function withShellQuoting(command: string, depth = 0): string {
 
 /** The backgrounding construct in `command`, or undefined. */
 export function backgroundingIn(text: string): string | undefined {
+  if (ELEVATING_VERB.test(text)) return 'ShellExecute "runas"';
   const command = withShellQuoting(text);
   for (const [pattern, name] of BACKGROUNDING) {
     if (pattern.test(command)) return name;
@@ -261,6 +287,9 @@ export const SHELL_WORD_LIST = [
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
   'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl', 'deluged',
+  // runas in any case; `setpgrp()`/`setpgid(0` in code text (`setsid` is above); `ssh` with a
+  // `-f` cluster later on its line (`ssh -fN`, `"ssh", "-f"`), not every `ssh` of a deployment tool.
+  '[Rr][Uu][Nn][Aa][Ss]', String.raw`setpg(?:rp\(|id\(\s*0)`, String.raw`ssh\b[^\n]{0,200}?[\s'"\x60]-[46AaCGgKkMNnqsTtVvXxYy]*f`,
 ];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
