@@ -134,3 +134,12 @@ test('a harmless-looking option value that goes on past its line, ptyprocess alo
   assert.equal(mayMatter('subprocess.Popen(["s"], start_new_session=False\n)\n', 'python'), false);
   assert.equal(mayMatter(spawning("spawn('s', [], { detached: false\n});\n"), 'js'), false);
 });
+
+test('a PTY spawn known only by its terminal size makes a file worth parsing, as the analyser reports it', () => {
+  // tabby's shape: a PTY proxy from a project module, none of the prefilter's words in the file.
+  const proxy = "import { Pty } from './api';\nexport async function open(p) {\n  return p.spawn(cmd, args, { cols: 80, rows: 24 });\n}\n";
+  assert.equal(mayMatter(proxy, 'js'), true);
+  // The negative twins: half a size, or a size with no spawn (a terminal widget).
+  assert.equal(mayMatter(proxy.replace('rows: 24', 'height: 24'), 'js'), false);
+  assert.equal(mayMatter("import { T } from './t';\nnew T({ cols: 80, rows: 24 });\n", 'js'), false);
+});

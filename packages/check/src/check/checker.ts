@@ -8,7 +8,7 @@ import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
 const PYTHON_PREFILTER =
-  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DaemonContext|\bdimensions\s*=|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN/;
+  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DaemonContext|\bdimensions\s*=|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN|\.startDetached\s*\(/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
@@ -80,10 +80,10 @@ const withoutCommentLines = (text: string, language: Language): string =>
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (language === 'js') {
-    if (!JS_WORDS.test(text) && !startFormIn(text)) return backgroundMayMatter(text, language) && JS_SPAWN_GATE.test(text);
+    if (!JS_WORDS.test(text) && !startFormIn(text)) return (backgroundMayMatter(text, language) || ptySizeMayMatter(text)) && JS_SPAWN_GATE.test(text);
     // The marker holds `detached`: a JS file the prefilter finds nothing in has no marker either,
     // so most files are read one time less.
-    const words = JS_PREFILTER.test(text);
+    const words = JS_PREFILTER.test(text) || ptySizeMayMatter(text);
     if (words && text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
     const shell = shellMayMatter(text, language);
     // The gate last: an alternation of many words, read only for the few files that got this far.
@@ -95,7 +95,7 @@ export function mayMatter(text: string, language: Language): boolean {
     if (shellMayMatter(text, language) && PYTHON_SHELL_GATE.test(text)) return true;
     if (!PYTHON_PREFILTER.test(text)) return false;
   }
-  if (language === 'js') return JS_PREFILTER.test(withoutCommentLines(text, language).replace(HARMLESS_JS, ''));
+  if (language === 'js') return JS_PREFILTER.test(withoutCommentLines(text, language).replace(HARMLESS_JS, '')) || ptySizeMayMatter(text);
   return PYTHON_PREFILTER.test(withoutHarmlessFlagKeywords(withoutCommentLines(text, language).replace(HARMLESS_PYTHON, '')));
 }
 
@@ -143,6 +143,15 @@ function spawnReachable(path: string, text: string): boolean {
  * name that goes on (`node.detach()`, `detachReporter`), which were most files holding `detach`.
  */
 const DETACHED_KEY = /\bdetached\b|detach(?=['"`\\$])/;
+/**
+ * A PTY spawn known by its shape (js-rules.ts: a `spawn` call whose options hold `cols` and
+ * `rows`, node-pty's signature, from whatever module): no other word of the prefilter need be in
+ * its file (tabby's `this.ptyInterface.spawn(cmd, args, { cols, rows })`, which the prefilter
+ * turned away while the analyser reports it).
+ */
+function ptySizeMayMatter(text: string): boolean {
+  return text.includes('cols') && text.includes('spawn') && COLS.test(text) && ROWS.test(text);
+}
 /** `cols` and `rows` as names or keys of their own, not in CSS classes (`grid-cols-2`, `auto-rows-fr`). */
 const COLS = /(?<![\w$-])cols(?![\w$-])/;
 const ROWS = /(?<![\w$-])rows(?![\w$-])/;

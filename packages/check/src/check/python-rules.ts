@@ -441,7 +441,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP)\b/g;
+  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built.
@@ -804,6 +804,9 @@ class PythonFileAnalysis {
     if (member === 'spawn') this.checkPtyShape(cursor.currentNode);
     if (member !== undefined && SHELL_EXECUTE.test(member)) this.checkShellExecute(cursor.currentNode, member);
     if (member === 'signal' && qualified === 'signal.signal') this.checkHangupIgnored(cursor.currentNode);
+    // Qt's QProcess.startDetached (PyQt, PySide; static or on an instance): on Unix the program is
+    // forked twice and leads a session of its own, reparented away from the caller.
+    if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
     // Popped when the call is left: findings inside it carry its span.
     this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
   }
