@@ -287,9 +287,10 @@ export const SHELL_WORD_LIST = [
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
   'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl', 'deluged',
-  // runas in any case; `setpgrp()`/`setpgid(0` in code text (`setsid` is above); `ssh` with a
-  // `-f` cluster later on its line (`ssh -fN`, `"ssh", "-f"`), not every `ssh` of a deployment tool.
-  '[Rr][Uu][Nn][Aa][Ss]', String.raw`setpg(?:rp\(|id\(\s*0)`, String.raw`ssh\b[^\n]{0,200}?[\s'"\x60]-[46AaCGgKkMNnqsTtVvXxYy]*f`,
+  // runas (as Windows spells it); `ssh` with a `-f` cluster later on its line (`ssh -fN`, `"ssh",
+  // "-f"`), not every `ssh` of a deployment tool. Python code's `setpgrp()`/`setpgid(0` are the
+  // JS prefilter's (checker.ts); Python's already holds them.
+  '[Rr]un[Aa]s|RUNAS', String.raw`ssh\b[^\n]{0,200}?[\s'"\x60]-[46AaCGgKkMNnqsTtVvXxYy]*f`,
 ];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
