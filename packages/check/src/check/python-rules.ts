@@ -804,6 +804,7 @@ class PythonFileAnalysis {
     if (member === 'spawn') this.checkPtyShape(cursor.currentNode);
     if (member !== undefined && SHELL_EXECUTE.test(member)) this.checkShellExecute(cursor.currentNode, member);
     if (member === 'signal' && qualified === 'signal.signal') this.checkHangupIgnored(cursor.currentNode);
+    if (member === 'getattr' && qualified === 'getattr') this.checkGetattr(cursor.currentNode);
     // Qt's QProcess.startDetached (PyQt, PySide; static or on an instance): on Unix the program is
     // forked twice and leads a session of its own, reparented away from the caller.
     if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
@@ -878,6 +879,20 @@ class PythonFileAnalysis {
         return;
       }
     }
+  }
+
+  /**
+   * `getattr(os, "setsid", None)`, `getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)`: a
+   * detaching name looked up by its text, the idiom for one a platform may lack, is that name.
+   */
+  private checkGetattr(node: SyntaxNode): void {
+    const [owner, attribute] = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is SyntaxNode => a !== null && a.type !== 'comment');
+    const name = attribute && stringValue(attribute);
+    const module = owner && (owner.type === 'identifier' || owner.type === 'attribute') ? this.qualify(owner) : undefined;
+    if (!name || !module) return;
+    const rule = DETACHING_NAMES.get(`${module}.${name}`);
+    if (rule) this.report(node, rule, `\`${node.text.slice(0, 60)}\` is \`${module}.${name}\`, which starts a new session or group`);
+    else if (WINDOWS_FLAGS.has(name) && (module === 'subprocess' || module === '_winapi' || module === 'win32process')) this.report(node, 'py-windows-detach', `\`${name}\` looked up on ${module} detaches the child from its owner on Windows`);
   }
 
   /**

@@ -201,10 +201,12 @@ const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-dae
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
 // than a separator must come before it: a `&` that starts a command is PowerShell's call operator
 // (`& 'C:\tool.exe' x`), not backgrounding.
-// A quote may close it: `sh -c 'server &'` backgrounds inside the inner shell.
+// A quote may close it: `sh -c 'server &'` backgrounds inside the inner shell. A quote right
+// before it counts when it closes a word (`xterm -e 'top' &`, a character other than a blank or
+// an operator before the quote), not when it opens an inner script (`-Command "& 'C:\tool.exe'"`).
 // The `&` first, its lookbehinds after it: led by a lookbehind, the pattern was tried at every
 // position, each scanning back over the blanks before it (quadratic in a long run of blanks).
-const BACKGROUND_AMPERSAND = /&(?<=[^\s;&|({'"]\s*&)(?<![&>|<\\]&)(?![&>])(?=\s|$|[;)'"])/g;
+const BACKGROUND_AMPERSAND = /&(?<=(?:[^\s;&|({'"]|[^\s;&|({]['"])\s*&)(?<![&>|<\\]&)(?![&>])(?=\s|$|[;)'"])/g;
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
