@@ -3,12 +3,13 @@
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
-import { backgroundMayMatter, SHELL_WORDS, shellMayMatter, startFormIn } from './shell.js';
+import { backgroundMayMatter, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
+// Grouped by first letter, as shell.ts's words are (a long alternation scans slower).
 const PYTHON_PREFILTER =
-  /start_new_|process_group|setsid|setpgid|setpgrp|setpgroup|windows_detach_popen_kwargs|\bpty(?:process)?\b|\bpexpect\b|forkpty|DaemonContext|\bdimensions\s*=|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN|\.startDetached\s*\(/;
+  /s(?:tart_new_|et(?:sid|pg(?:id|rp|roup)))|process_group|windows_detach_popen_kwargs|\bp(?:ty(?:process)?|expect)\b|forkpty|D(?:aemonContext|ETACHED_PROCESS|etached\s*\()|\bdimensions\s*=|CREATE_(?:NEW_(?:PROCESS_GROUP|CONSOLE)|BREAKAWAY_FROM_JOB)|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
@@ -81,7 +82,7 @@ const withoutCommentLines = (text: string, language: Language): string =>
 /** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
 export function mayMatter(text: string, language: Language): boolean {
   if (language === 'js') {
-    if (!JS_WORDS.test(text) && !startFormIn(text)) return (backgroundMayMatter(text, language) || ptySizeMayMatter(text)) && JS_SPAWN_GATE.test(text);
+    if (!JS_WORDS.test(text) && !startOrRunasIn(text)) return (backgroundMayMatter(text, language) || ptySizeMayMatter(text)) && JS_SPAWN_GATE.test(text);
     // The marker holds `detached`: a JS file the prefilter finds nothing in has no marker either,
     // so most files are read one time less.
     const words = JS_PREFILTER.test(text) || ptySizeMayMatter(text);
@@ -91,7 +92,7 @@ export function mayMatter(text: string, language: Language): boolean {
     if ((!words && !shell) || !JS_SPAWN_GATE.test(text)) return false;
     if (shell) return true;
   } else {
-    if (!PYTHON_WORDS.test(text) && !startFormIn(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
+    if (!PYTHON_WORDS.test(text) && !startOrRunasIn(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
     if (text.includes(MARKER_TEXT)) return true;
     if (shellMayMatter(text, language) && PYTHON_SHELL_GATE.test(text)) return true;
     if (!PYTHON_PREFILTER.test(text)) return false;

@@ -273,26 +273,28 @@ export function backgroundingIn(text: string): string | undefined {
 }
 
 /**
- * Words every BACKGROUNDING and DETACHING_COMMANDS pattern holds, as they stand in source text:
- * the prefilters (checker.ts, and the JS chunker's triggers) look for these before anything is
- * parsed, so a pattern added above needs its word here. `screen` where no name or member goes on
- * from it (`screen -md`, `'screen'`, not `screen.getByText` or `screenshot`), and `-dm` besides,
- * which a `screen` written in parts (`"scr" "een -dm"`) or with an escape still shows.
+ * Words every BACKGROUNDING and DETACHING_COMMANDS pattern holds, as they stand in source text
+ * (or `runas`, read with cmd's `start` in startOrRunasIn; or Python code's `setpgrp(`, the JS
+ * prefilter's): the prefilters (checker.ts, and the JS chunker's triggers) look for these before
+ * anything is parsed, so a pattern added above needs its word here.
  */
 export const SHELL_WORD_LIST = [
-  'nohup', 'setsid', 'disown', 'daemonize', 'twistd', 'systemd-run', 'start-stop-daemon', 'tmux', String.raw`screen(?![\w.])`,
-  // `-dm`, and the daemonizing servers' flags, factored on their `-`: irregexp scans one long
-  // alternation far slower once it grows past a size (written out, with the `start` forms in the
-  // same alternation, these took the shell words from 86 to 190 ms on bench_check's 31 MB;
-  // factored, 110; the `start` forms are now a scan of their own, SHELL_WORDS below).
+  // Grouped by first letter: irregexp's scan of a long alternation slows once its alternatives
+  // grow past a size, and a group counts as one (bench_check's 62 MB of Python: 225 ms ungrouped,
+  // 211 grouped, before ssh and the Python words of 2026-12-07 were added).
+  'nohup', 'd(?:isown|aemonize|eluged)', 't(?:wistd|mux)',
+  // `screen` where no name or member goes on from it (`screen -md`, `'screen'`, not
+  // `screen.getByText` or `screenshot`); `ssh` with a `-f` cluster later on its line (`ssh -fN`,
+  // `"ssh", "-f"`), not every `ssh` of a deployment tool.
+  String.raw`s(?:etsid|ystemd-run|tart-stop-daemon|creen(?![\w.])|sh\b[^\n]{0,200}?[\s'"\x60]-[46AaCGgKkMNnqsTtVvXxYy]*f)`,
+  // `-dm`, which a `screen` written in parts (`"scr" "een -dm"`) or with an escape still shows, and
+  // the daemonizing servers' flags, factored on their `-` (written out, with the `start` forms in
+  // the same alternation, these took the shell words from 86 to 190 ms on bench_check's 31 MB;
+  // factored, 110; the `start` forms are now a scan of their own, startOrRunasIn below).
   String.raw`-(?:dm|-(?:daemon|detach|fork)|k\s+(?:re)?start|k\s+graceful)`,
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
-  'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl', 'deluged',
-  // runas (as Windows spells it); `ssh` with a `-f` cluster later on its line (`ssh -fN`, `"ssh",
-  // "-f"`), not every `ssh` of a deployment tool. Python code's `setpgrp()`/`setpgid(0` are the
-  // JS prefilter's (checker.ts); Python's already holds them.
-  '[Rr]un[Aa]s|RUNAS', String.raw`ssh\b[^\n]{0,200}?[\s'"\x60]-[46AaCGgKkMNnqsTtVvXxYy]*f`,
+  'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl',
 ];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
@@ -321,7 +323,7 @@ const START_COMMAND = [
 ].join('|');
 /**
  * Whether a source text may hold a shell word: every pattern above needs one of these, or one of
- * cmd's `start` forms (startFormIn). Two scans, not one alternation: joined, the words and the
+ * cmd's `start` forms and `runas` (startOrRunasIn). Two scans, not one alternation: joined, the words and the
  * `start` forms (which open on a quote, `&`, `|`, `/` or `-`, characters in every file) made
  * irregexp try the whole alternation almost everywhere: 224 ms on bench_check's 31 MB of Python
  * with the Python words, against 115 for the words and 19 for a `start` anywhere, the forms read
@@ -329,10 +331,17 @@ const START_COMMAND = [
  */
 export const SHELL_WORDS = new RegExp(SHELL_WORD_LIST.join('|'));
 const START_FORMS = new RegExp([START_ANY_CASE, START_COMMAND].join('|'));
-const ANY_START = /[Ss][Tt][Aa][Rr][Tt]/;
-/** Whether a source text may hold cmd's `start` (or Start-Process) in one of the forms above. */
-export function startFormIn(text: string): boolean {
-  return ANY_START.test(text) && START_FORMS.test(text);
+/**
+ * `start` or `runas` in any case, in one scan: runas (as a program, `runas /user:`, or the shell's
+ * verb, `ShellExecute(…, "runas", …)`, `lpVerb="runas"`) joined to the word alternation cost it
+ * 25 ms per 62 MB of Python, here 12: its first letter is a common one, which the alternation's
+ * quick scan can no longer skip.
+ */
+const START_OR_RUNAS = /[Ss][Tt][Aa][Rr][Tt]|[Rr][Uu][Nn][Aa][Ss]/;
+const RUNAS = /[Rr][Uu][Nn][Aa][Ss]/;
+/** Whether a source text may hold cmd's `start` (or Start-Process) in one of the forms above, or `runas`. */
+export function startOrRunasIn(text: string): boolean {
+  return START_OR_RUNAS.test(text) && (START_FORMS.test(text) || RUNAS.test(text));
 }
 /** After a lone `&`: the end of its line or of a string (or an escaped quote closing an inner one). Sticky, so nothing is sliced. */
 const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
@@ -340,7 +349,7 @@ const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
 const WORD_AFTER = /[^\S\n]+\w/y;
 /** Cheap test of raw source text: can any string in it background a process (a word, or a lone `&`)? */
 export function shellMayMatter(text: string, language: Language): boolean {
-  return SHELL_WORDS.test(text) || startFormIn(text) || backgroundMayMatter(text, language);
+  return SHELL_WORDS.test(text) || startOrRunasIn(text) || backgroundMayMatter(text, language);
 }
 
 /**
