@@ -197,6 +197,7 @@ const SK = {
   QuestionQuestionToken: ts.SyntaxKind.QuestionQuestionToken,
   ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
   TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
+  ThisKeyword: ts.SyntaxKind.ThisKeyword,
   TrueKeyword: ts.SyntaxKind.TrueKeyword,
   VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
   Parameter: ts.SyntaxKind.Parameter,
@@ -443,6 +444,25 @@ function describesSomething(object: ts.ObjectLiteralExpression): boolean {
   );
 }
 
+/** `this.a`, `a.b.c`: names and `this` joined by dots, nothing computed or called. */
+function isAccessPath(node: ts.Expression): boolean {
+  let part: ts.Expression = node;
+  while (ts.isPropertyAccessExpression(part)) part = part.expression;
+  return ts.isIdentifier(part) || part.kind === SK.ThisKeyword;
+}
+
+/** The class a node is written in, or undefined. */
+function enclosingClass(node: ts.Node): ts.ClassLikeDeclaration | undefined {
+  for (let parent = node.parent; parent; parent = parent.parent) if (ts.isClassLike(parent)) return parent;
+  return undefined;
+}
+
+function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 function isLogical(kind: ts.SyntaxKind): boolean {
   return kind === SK.BarBarToken || kind === SK.QuestionQuestionToken || kind === SK.AmpersandAmpersandToken;
 }
@@ -453,6 +473,8 @@ class JsFileAnalysis {
   private readonly functions = new Map<string, FunctionLike>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
+  /** The same for options held in a member (`this.spawnWith`), by the member's source text. */
+  private readonly memberMutations = new Map<string, ts.Expression[]>();
   /** Values of names read as command text already (a name passed to several spawns is reported once). */
   private readonly shellChecked = new Set<ts.Expression>();
   /** Names of parameters (identifiers) and of compound-assignment targets, anywhere in the file: never held false. */
@@ -797,6 +819,19 @@ class JsFileAnalysis {
     if ((ts.isPropertyAccessExpression(left) || ts.isElementAccessExpression(left)) && ts.isIdentifier(unwrap(left.expression))) {
       const key = this.memberKey(left);
       if (key === 'detached' || key === 'nodeOptions') this.addMutation((unwrap(left.expression) as ts.Identifier).text, node);
+      return;
+    }
+    // The same on options held in a member (`this.spawnWith.detached = true`, then
+    // `spawn(cmd, args, this.spawnWith)`), and the member's own assignments (`this.spawnWith = {...}`).
+    if (ts.isPropertyAccessExpression(left) && isAccessPath(left)) {
+      if (node.operatorToken.kind === SK.EqualsToken) addTo(this.memberMutations, leftText, node.right);
+      const owner = unwrap(left.expression);
+      const key = this.memberKey(left);
+      if ((key === 'detached' || key === 'nodeOptions') && ts.isPropertyAccessExpression(owner) && isAccessPath(owner)) addTo(this.memberMutations, owner.getText(this.sf), node);
+    } else if (ts.isElementAccessExpression(left)) {
+      const owner = unwrap(left.expression);
+      const key = this.memberKey(left);
+      if ((key === 'detached' || key === 'nodeOptions') && ts.isPropertyAccessExpression(owner) && isAccessPath(owner)) addTo(this.memberMutations, owner.getText(this.sf), node);
     }
   }
 
@@ -1286,6 +1321,16 @@ class JsFileAnalysis {
         // Not a write to another variable of that name (declared nearer the write: another
         // function's `options`), nor one on a branch this use is never on.
         if (this.declarationOf(node.text, write) !== declaration || exclusiveBranches(write, node)) continue;
+        found = this.writeDetaches(write, seen, depth) ?? found;
+      }
+      return found;
+    }
+    if (ts.isPropertyAccessExpression(node) && isAccessPath(node)) {
+      // Options in a member: its writes in the same class (or, outside classes, the same file)
+      // that are not on a branch this use is never on.
+      let found: ts.Node | undefined;
+      for (const write of this.memberMutations.get(node.getText(this.sf)) ?? []) {
+        if (enclosingClass(write) !== enclosingClass(node) || exclusiveBranches(write, node)) continue;
         found = this.writeDetaches(write, seen, depth) ?? found;
       }
       return found;
