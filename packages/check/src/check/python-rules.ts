@@ -444,9 +444,12 @@ const TRIGGERS =
   /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
- * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built.
+ * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
+ * `/c`, which `start` may follow in one.
  */
-const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?)["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
+const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
+/** cmd's flag before its script: `/c` or `/k`. */
+const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
 
@@ -1156,8 +1159,12 @@ class PythonFileAnalysis {
   private enterArgumentVector(node: SyntaxNode): void {
     if (this.argumentVectors.has(node.startIndex)) return;
     this.argumentVectors.add(node.startIndex);
-    const [first, , third] = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
+    const elements = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
+    const [first, , third] = elements;
     if (mayBeDetachingArgv(first && stringValue(first), third && stringValue(third))) this.checkDetachingCommand(node);
+    // cmd's `/c start` in a list built anywhere (`args = ['/c', 'start']`, joined to `cmd.exe` and
+    // the command later): those two words mean nothing else.
+    else if (elements.some((element) => CMD_FLAG.test(stringValue(element) ?? ''))) this.checkStartArgv(node);
   }
 
   /**
@@ -1180,10 +1187,14 @@ class PythonFileAnalysis {
 
   /** `["cmd", "/c", "start", "", url]`: cmd's start after `/c` or `/k`, one word to an element. */
   private checkStartArgv(list: SyntaxNode): void {
+    // A list held in a name is also read from the text where the name goes to a runner (checkHeldCommand): once.
+    if (this.heldReported.has(list.startIndex)) return;
     const argv: Array<string | undefined> = [];
     for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(stringValue(element));
     const construct = startInArgv(argv);
-    if (construct) this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+    if (!construct) return;
+    this.heldReported.add(list.startIndex);
+    this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
   /**
