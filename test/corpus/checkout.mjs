@@ -19,7 +19,9 @@ for (const { repo, commit } of manifest.repositories) {
   const key = repo.replace('/', '+');
   const dest = join(here, 'src', key);
   if (existsSync(dest)) continue;
-  const gitDir = join(mirrors, key, 'repo');
+  // A bare mirror, or (as the fetch tool leaves some) a repository with a work tree's `.git` in it.
+  const mirror = join(mirrors, key, 'repo');
+  const gitDir = existsSync(join(mirror, '.git')) ? join(mirror, '.git') : mirror;
   const git = (args, input) => execFileSync('git', ['--git-dir', gitDir, ...args], { input, maxBuffer: 1 << 30 });
   try {
     git(['cat-file', '-e', `${commit}^{commit}`]);

@@ -434,14 +434,16 @@ const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB/;
 /**
  * Text that every reportable shape holds within its own node: import statements (they change
- * what names mean), the owners of command runners, and the option, member, helper and flag
- * names. A subtree holding none of these can report nothing and import nothing, so the walk
+ * what names mean), the command runners' calls by their owners (`subprocess.X(`, and `os` or
+ * `asyncio` before a runner's name: `os.path`, `os.environ`, a `-> subprocess.CompletedProcess`
+ * annotation or an `except subprocess.CalledProcessError`, in most functions of many files, made
+ * them worth parsing for nothing), and the option, member, helper and flag names. A subtree holding none of these can report nothing and import nothing, so the walk
  * skips it. Two more kinds of trigger are added per file: local names bound to watched modules,
  * as the imports that bind them are read, and every concatenated string, whose parts can split
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess|os|asyncio|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached)\b/g;
+  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
@@ -451,7 +453,8 @@ const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-da
 /** cmd's flag before its script: `/c` or `/k`. */
 const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
-const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace('subprocess|os|asyncio|', ''), 'g');
+const RUNNER_OWNERS = String.raw`subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|`;
+const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace(RUNNER_OWNERS, ''), 'g');
 
 /**
  * A concatenated string can only spell an option name if one of its parts is a string holding
