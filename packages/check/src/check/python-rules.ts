@@ -428,7 +428,12 @@ function hasShellTrue(args: SyntaxNode): boolean {
 }
 
 /** `~X`: flags cleared, not set. */
-const isFlagClearing = (node: SyntaxNode | null | undefined): boolean => node?.type === 'unary_operator' && node.text.startsWith('~');
+/**
+ * `~X`: flags cleared, not set; `flags & X`: flags tested (`if flags & DETACHED_PROCESS and …`), not
+ * set. Either way the flag is not given to a child here.
+ */
+const isFlagClearing = (node: SyntaxNode | null | undefined): boolean =>
+  (node?.type === 'unary_operator' && node.text.startsWith('~')) || (node?.type === 'binary_operator' && node.childForFieldName('operator')?.type === '&');
 /** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
 const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB/;
@@ -449,7 +454,16 @@ const TRIGGERS =
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
  * `/c`, which `start` may follow in one.
  */
-const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
+const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
+/**
+ * Whether an element after a program's name makes a list built outside a runner's arguments an
+ * argument vector: an option (`-d`, `--user`), a path, or a value that is not a literal. A tuple of
+ * bare words (`("systemd-run", "daemon", "mode")`, the names of a program's settings) is data.
+ */
+const isArgumentLike = (element: SyntaxNode): boolean => {
+  const word = stringValue(element);
+  return word === undefined || /^-|[\/\\]/.test(word);
+};
 /** cmd's flag before its script: `/c` or `/k`. */
 const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
@@ -1164,7 +1178,7 @@ class PythonFileAnalysis {
     this.argumentVectors.add(node.startIndex);
     const elements = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
     const [first, , third] = elements;
-    if (mayBeDetachingArgv(first && stringValue(first), third && stringValue(third))) this.checkDetachingCommand(node);
+    if (mayBeDetachingArgv(first && stringValue(first), third && stringValue(third)) && elements.slice(1).some(isArgumentLike)) this.checkDetachingCommand(node);
     // cmd's `/c start` in a list built anywhere (`args = ['/c', 'start']`, joined to `cmd.exe` and
     // the command later): those two words mean nothing else.
     else if (elements.some((element) => CMD_FLAG.test(stringValue(element) ?? ''))) this.checkStartArgv(node);

@@ -149,6 +149,8 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Deluge's daemon forks away unless told -d/--do-not-daemonize (as twistd without --nodaemon;
   // words first, so that the program's name alone, read as shell text, is not one).
   [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), 'deluged without --do-not-daemonize'],
+  // D-Bus's daemon with --fork: it forks away at once, the caller's child exiting.
+  [command('dbus-daemon', String.raw`\s[^;&|\n]{0,500}?--fork(?=[\s;&|]|$)`), 'dbus-daemon --fork'],
   // ssh -f: the client forks itself into the background once it has authenticated (a tunnel that
   // outlives the caller). Among ssh's options, before the host (after it, `-f` is the remote
   // command's: `ssh host rm -f x`), in a cluster whose letters before the f take no value
@@ -195,7 +197,7 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
 export function mayBeDetachingArgv(first: string | undefined, third: string | undefined): boolean {
   return (first !== undefined && DETACHING_PROGRAM.test(first)) || (third !== undefined && (TWISTD_CODE.test(third) || DETACHING_CODE.test(third)));
 }
-const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?)$/;
+const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?)$/;
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
@@ -282,7 +284,7 @@ export const SHELL_WORD_LIST = [
   // Grouped by first letter: irregexp's scan of a long alternation slows once its alternatives
   // grow past a size, and a group counts as one (bench_check's 62 MB of Python: 225 ms ungrouped,
   // 211 grouped, before ssh and the Python words of 2026-12-07 were added).
-  'nohup', 'd(?:isown|aemonize|eluged)', 't(?:wistd|mux)',
+  'nohup', 'd(?:isown|aemonize|eluged|bus-daemon)', 't(?:wistd|mux)',
   // `screen` where no name or member goes on from it (`screen -md`, `'screen'`, not
   // `screen.getByText` or `screenshot`); `ssh` with a `-f` cluster later on its line (`ssh -fN`,
   // `"ssh", "-f"`), not every `ssh` of a deployment tool.
