@@ -473,6 +473,8 @@ class JsFileAnalysis {
   private readonly functions = new Map<string, FunctionLike>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
+  /** Words pushed onto an array held in a name (`cmd.push('Start-Process')`), by name: read as its elements. */
+  private readonly pushes = new Map<string, ts.Expression[]>();
   /** The same for options held in a member (`this.spawnWith`), by the member's source text. */
   private readonly memberMutations = new Map<string, ts.Expression[]>();
   /** Values of names read as command text already (a name passed to several spawns is reported once). */
@@ -790,6 +792,10 @@ class JsFileAnalysis {
     this.calls.push(node);
     // Object.assign(opts, { detached: true }) changes `opts` in place.
     const callee = unwrap(node.expression);
+    // args.push('Start-Process', '-Verb', 'runAs'): words added to an argument list held in a name.
+    if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'push' && ts.isIdentifier(unwrap(callee.expression))) {
+      for (const word of node.arguments) addTo(this.pushes, (unwrap(callee.expression) as ts.Identifier).text, word);
+    }
     const target = node.arguments[0];
     if (
       memberName(callee) === 'assign' &&
@@ -849,7 +855,7 @@ class JsFileAnalysis {
   // --- what names and expressions stand for ------------------------------------------------------
 
   /** `require('m')`, `import('m')`, or a name bound to a spawn module's object. */
-  private moduleObjectOf(expression: ts.Expression): Extract<Binding, { kind: 'namespace' | 'callable' }> | undefined {
+  private moduleObjectOf(expression: ts.Expression, depth = 0): Extract<Binding, { kind: 'namespace' | 'callable' }> | undefined {
     const node = unwrap(expression);
     if (ts.isIdentifier(node)) {
       const binding = this.resolved(this.bindings.get(node.text));
@@ -859,6 +865,17 @@ class JsFileAnalysis {
     if (ts.isPropertyAccessExpression(node) && node.name.text === 'default') {
       const owner = this.moduleObjectOf(node.expression);
       return owner?.kind === 'namespace' ? owner : undefined;
+    }
+    // `var Node = { child: require('child_process') }`, then `Node.child.exec(...)`: a module object
+    // kept in a property of an object literal the file declares (sudo-prompt's).
+    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(unwrap(node.expression)) && depth < 8) {
+      const holder = this.declarationOf((unwrap(node.expression) as ts.Identifier).text, node)?.initializer;
+      const object = holder && unwrap(holder);
+      if (object && ts.isObjectLiteralExpression(object)) {
+        for (const property of object.properties) {
+          if (ts.isPropertyAssignment(property) && this.keyOf(property.name) === node.name.text) return this.moduleObjectOf(property.initializer, depth + 1);
+        }
+      }
     }
     if (ts.isCallExpression(node) && node.arguments.length === 1) {
       // `createRequire(import.meta.url)('node:child_process')`: a require made on the spot.
@@ -1528,9 +1545,10 @@ class JsFileAnalysis {
       return;
     }
     // Command text held in a variable (`const cmd = 'server &'`, `args = ['-Command', 'Start-Process x']`
-    // in a switch): every literal it is declared or assigned, one name deep, each reported once.
+    // in a switch, `args.push('Start-Process')`): every literal it is declared, assigned or pushed,
+    // one name deep, each reported once.
     if (ts.isIdentifier(node) && !viaName) {
-      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? [])];
+      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? [])];
       for (const source of sources) {
         if (source && !this.shellChecked.has(source)) {
           this.shellChecked.add(source);

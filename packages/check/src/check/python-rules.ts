@@ -360,6 +360,8 @@ const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:
 const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
 /** One part of a one-line `+` chain: a string, or a name, attribute or call (a value). */
 const HELD_PART = String.raw`(?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|[A-Za-z_][\w.]*(?:\([^()\n]*\))?)`;
+/** `NAME.append("word")` or `NAME.extend(["a", "b"])` on one line: strings added to a list held in a name. */
+const HELD_APPEND = /^[ \t]*([A-Za-z_]\w*)\.(?:append|extend)\((\[?[ \t]*[rRuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')(?:[ \t]*,[ \t]*[rRuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))*[ \t]*\]?)\)[ \t]*(?:#[^\n]*)?$/gm;
 /** `NAME = "start " + terminal()` on one line: a `+` chain of strings and values. */
 const HELD_CONCATENATION = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(${HELD_PART}(?:[ \t]*\+[ \t]*${HELD_PART})+)[ \t]*(?:#[^\n]*)?$`, 'gm');
 const HELD_TOKEN = new RegExp(String.raw`[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')|([A-Za-z_][\w.]*(?:\([^()\n]*\))?))[ \t]*\+?`, 'y');
@@ -386,6 +388,18 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       const words = listWords(value.slice(1, close));
       if (close < value.length - 1) words.push(undefined);
       list.push({ offset: valueAt, text: '', words });
+    }
+  }
+  // `args.append("Start-Process")`, `args.extend(["-Verb", "RunAs"])`: words added to a list held in a name.
+  for (const match of text.matchAll(HELD_APPEND)) {
+    const name = match[1] as string;
+    const value = match[2] as string;
+    const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
+    const list = held.get(name) ?? [];
+    held.set(name, list);
+    for (const string of value.matchAll(HELD_STRING)) {
+      if (/f/i.test(string[1] as string)) continue;
+      list.push({ offset: valueAt + (string.index as number), text: string[2] ?? string[3] ?? '' });
     }
   }
   // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
