@@ -203,12 +203,15 @@ const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-dae
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
 // than a separator must come before it: a `&` that starts a command is PowerShell's call operator
 // (`& 'C:\tool.exe' x`), not backgrounding.
+// After it, the end of a line or of the text, a separator, a quote, or a word on the same line
+// (`server & echo started`), as the prefilter reads it (backgroundMayMatter): `x & ::y` in an
+// hg revset handed as an argument is no job.
 // A quote may close it: `sh -c 'server &'` backgrounds inside the inner shell. A quote right
 // before it counts when it closes a word (`xterm -e 'top' &`, a character other than a blank or
 // an operator before the quote), not when it opens an inner script (`-Command "& 'C:\tool.exe'"`).
 // The `&` first, its lookbehinds after it: led by a lookbehind, the pattern was tried at every
 // position, each scanning back over the blanks before it (quadratic in a long run of blanks).
-const BACKGROUND_AMPERSAND = /&(?<=(?:[^\s;&|({'"]|[^\s;&|({]['"])\s*&)(?<![&>|<\\]&)(?![&>])(?=\s|$|[;)'"])/g;
+const BACKGROUND_AMPERSAND = /&(?<=(?:[^\s;&|({'"]|[^\s;&|({]['"])\s*&)(?<![&>|<\\]&)(?![&>])(?=[ \t]*(?:[\r\n;)'"\x60]|$)|[ \t]+[\w\uE000])/g;
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
