@@ -192,6 +192,7 @@ const SK = {
   ImportEqualsDeclaration: ts.SyntaxKind.ImportEqualsDeclaration,
   ImportKeyword: ts.SyntaxKind.ImportKeyword,
   NullKeyword: ts.SyntaxKind.NullKeyword,
+  PlusEqualsToken: ts.SyntaxKind.PlusEqualsToken,
   PropertyAssignment: ts.SyntaxKind.PropertyAssignment,
   PropertyDeclaration: ts.SyntaxKind.PropertyDeclaration,
   QuestionQuestionToken: ts.SyntaxKind.QuestionQuestionToken,
@@ -473,6 +474,8 @@ class JsFileAnalysis {
   private readonly functions = new Map<string, FunctionLike>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
+  /** Text added to a name (`cmd += ' &'`), by name: read after a value, as the end of a command line. */
+  private readonly appended = new Map<string, ts.Expression[]>();
   /** Words pushed onto an array held in a name (`cmd.push('Start-Process')`), by name: read as its elements. */
   private readonly pushes = new Map<string, ts.Expression[]>();
   /** The same for options held in a member (`this.spawnWith`), by the member's source text. */
@@ -644,7 +647,10 @@ class JsFileAnalysis {
       case SK.BinaryExpression:
         if ((node as ts.BinaryExpression).operatorToken.kind === SK.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
         else if (isCompoundAssignment((node as ts.BinaryExpression).operatorToken.kind) && ts.isIdentifier(unwrap((node as ts.BinaryExpression).left))) {
-          this.parameterNames.add((unwrap((node as ts.BinaryExpression).left) as ts.Identifier).text); // `x ||= true`: not held false
+          const name = (unwrap((node as ts.BinaryExpression).left) as ts.Identifier).text;
+          this.parameterNames.add(name); // `x ||= true`: not held false
+          // cmd += ' &': text added after what the name held, which reads as a value before it.
+          if ((node as ts.BinaryExpression).operatorToken.kind === SK.PlusEqualsToken) addTo(this.appended, name, (node as ts.BinaryExpression).right);
         }
         break;
       case SK.PropertyAssignment:
@@ -1548,11 +1554,16 @@ class JsFileAnalysis {
     // in a switch, `args.push('Start-Process')`): every literal it is declared, assigned or pushed,
     // one name deep, each reported once.
     if (ts.isIdentifier(node) && !viaName) {
-      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? [])];
+      const added = this.appended.get(node.text) ?? [];
+      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...added];
       for (const source of sources) {
         if (source && !this.shellChecked.has(source)) {
           this.shellChecked.add(source);
-          this.checkShellText(source, true);
+          if (added.includes(source)) {
+            const text = commandText(source, 0);
+            const construct = text === undefined ? undefined : backgroundingIn(VALUE_MARK + text);
+            if (construct) this.report(source, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, source);
+          } else this.checkShellText(source, true);
         }
       }
       return;

@@ -135,6 +135,8 @@ const DETACHING_NAMES = new Map<string, RuleId>([
 /** A function that forks and execs: what runs between the two runs in the child. */
 const FORKS = /\bfork\s*\(/;
 const EXECS = /\bexec(?:v|l)p?e?\s*\(/;
+/** VTE's spawn methods, whose first argument is its PTY flags. */
+const VTE_SPAWNS = new Set(['spawn_sync', 'spawn_async', 'spawn_with_fds_async']);
 /** The shell's ShellExecute functions (shell32 through ctypes, pywin32's win32api/win32com.shell), in any of their spellings. */
 const SHELL_EXECUTE = /^ShellExecute(?:Ex)?[AW]?$/;
 /** A string (text or bytes) that is the shell's "runas" verb, in any case. */
@@ -360,6 +362,8 @@ const HELD_COMMAND = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:[rRuUfF]{0,2}(?:"(?:
 const HELD_STRING = /([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')/g;
 /** One part of a one-line `+` chain: a string, or a name, attribute or call (a value). */
 const HELD_PART = String.raw`(?:[rRuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|[A-Za-z_][\w.]*(?:\([^()\n]*\))?)`;
+/** `NAME += " &"` on one line: a string added to the text a name holds. */
+const HELD_ADDITION = /^[ \t]*([A-Za-z_]\w*)[ \t]*\+=[ \t]*([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')[ \t]*(?:#[^\n]*)?$/gm;
 /** `NAME.append("word")` or `NAME.extend(["a", "b"])` on one line: strings added to a list held in a name. */
 const HELD_APPEND = /^[ \t]*([A-Za-z_]\w*)\.(?:append|extend)\((\[?[ \t]*[rRuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')(?:[ \t]*,[ \t]*[rRuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))*[ \t]*\]?)\)[ \t]*(?:#[^\n]*)?$/gm;
 /** `NAME = "start " + terminal()` on one line: a `+` chain of strings and values. */
@@ -389,6 +393,15 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       if (close < value.length - 1) words.push(undefined);
       list.push({ offset: valueAt, text: '', words });
     }
+  }
+  // `cmd += " &"`: text added after what the name held, read after a value.
+  for (const match of text.matchAll(HELD_ADDITION)) {
+    const name = match[1] as string;
+    const prefix = match[2] as string;
+    const body = (match[3] ?? match[4] ?? '') as string;
+    const list = held.get(name) ?? [];
+    held.set(name, list);
+    list.push({ offset: (match.index as number) + (match[0] as string).indexOf(prefix + (match[3] !== undefined ? '"' : "'")), text: VALUE_MARK + (/f/i.test(prefix) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body) });
   }
   // `args.append("Start-Process")`, `args.extend(["-Verb", "RunAs"])`: words added to a list held in a name.
   for (const match of text.matchAll(HELD_APPEND)) {
@@ -462,7 +475,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached)\b/g;
+  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached|PtyFlags)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
@@ -839,6 +852,7 @@ class PythonFileAnalysis {
     if (member !== undefined && SHELL_EXECUTE.test(member)) this.checkShellExecute(cursor.currentNode, member);
     if (member === 'signal' && qualified === 'signal.signal') this.checkHangupIgnored(cursor.currentNode);
     if (member === 'getattr' && qualified === 'getattr') this.checkGetattr(cursor.currentNode);
+    if (member !== undefined && VTE_SPAWNS.has(member)) this.checkVteSpawn(cursor.currentNode, member);
     // Qt's QProcess.startDetached (PyQt, PySide; static or on an instance): on Unix the program is
     // forked twice and leads a session of its own, reparented away from the caller.
     if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
@@ -913,6 +927,16 @@ class PythonFileAnalysis {
         return;
       }
     }
+  }
+
+  /**
+   * VTE's `Terminal.spawn_sync(Vte.PtyFlags.DEFAULT, cwd, argv, env, …)` (and `spawn_async`): the
+   * child runs on the terminal's pseudo-terminal, in a session of its own (VTE's child setup calls
+   * setsid), as pty.spawn's does. Known by its first argument, VTE's PTY flags.
+   */
+  private checkVteSpawn(node: SyntaxNode, member: string): void {
+    const first = (node.childForFieldName('arguments')?.namedChildren ?? []).find((a): a is SyntaxNode => a !== null && a.type !== 'comment');
+    if (first && /(?:^|\.)PtyFlags\.\w+$/.test(first.text)) this.report(node, 'py-pty', `VTE's \`${member}\` starts the child on a pseudo-terminal, in a new session of its own`);
   }
 
   /**
