@@ -134,6 +134,17 @@ test('a statement binding a spawn module is kept even when nothing kept names it
   assert.ok(relevantText(text, 'a.mjs', 0)?.startsWith("import { exec } from 'node:child_process';"));
 });
 
+test('a statement binding a project module by `.` or `..` is kept as one binding `./x` is', () => {
+  // pm2's examples: `var pm2 = require('..')`, a relative specifier the analyser follows.
+  const filler = 'function f(a) {\n  return a + 1;\n}\n'.repeat(5);
+  for (const specifier of ['..', '.', '../lib', './x.js']) {
+    const text = `var pm2 = require('${specifier}');\n${filler}start(reconnect, { detached: true });\n${filler}`;
+    const chunked = analyseJs(text, 'a.js', REPO_ROOT, 'chunks') as Array<{ rule: string }>;
+    assert.deepEqual(chunked, analyseJs(text, 'a.js', REPO_ROOT, 'whole'), specifier);
+    assert.deepEqual(chunked.map((f) => f.rule), ['js-detached-literal'], specifier);
+  }
+});
+
 test('a string whose every `&` is paired (`a && b`) is no trigger; a lone `&` still is', () => {
   // `&&` is never a background `&`, whatever string it is joined to (shell.ts), so an `exec` of
   // `make && make test` does not bring in the statements that share its names.

@@ -17,9 +17,10 @@
 // parser sees, inside a chunk that is blanked, is not reported: that chunk holds no trigger word
 // and no name of a kept chunk, so no finding can hide in it (docs/check.md says so).
 
-// The modules whose bindings the analyser follows, from the analyser itself: one list. (js-rules.ts
-// imports this module too; the map is read only when a file is chunked, long after both loaded.)
-import { SPAWN_MODULES } from './js-rules.js';
+// The modules whose bindings the analyser follows, and what a relative specifier is, from the
+// analyser itself: one list. (js-rules.ts imports this module too; both are read only when a file
+// is chunked, long after both loaded.)
+import { isRelative, SPAWN_MODULES } from './js-rules.js';
 import { SHELL_WORD_LIST } from './shell.js';
 
 /** Reserved words: never a variable's name (after a dot they are member names). */
@@ -427,7 +428,7 @@ class Tokenizer {
     // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
     if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
       const value = cook(this.text.slice(start + 1, j - 1));
-      if (SPAWN_MODULES.has(value) || value.startsWith('./') || value.startsWith('../')) this.current.binds = true;
+      if (SPAWN_MODULES.has(value) || isRelative(value)) this.current.binds = true;
       // A PTY library's (or npm daemon's) every call is a finding: its binding is a trigger, followed to its uses.
       const shape = SPAWN_MODULES.get(value);
       if (shape?.pty || shape?.daemon) this.current.seed = true;

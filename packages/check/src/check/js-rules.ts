@@ -299,7 +299,8 @@ function inTypeOnlyCall(node: ts.Node): boolean {
   return false;
 }
 
-const isRelative = (specifier: string) => specifier === '.' || specifier === '..' || specifier.startsWith('./') || specifier.startsWith('../');
+/** A relative module specifier: `.`, `..`, `./x`, `../x` (js-chunks.ts keeps the chunks that bind one). */
+export const isRelative = (specifier: string) => specifier === '.' || specifier === '..' || specifier.startsWith('./') || specifier.startsWith('../');
 
 /**
  * The text of a command built from literals: a string, a template, `+` of strings and other
