@@ -373,18 +373,23 @@ const HELD_TOKEN = new RegExp(String.raw`[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n
 /** The strings assigned to names in the text (an f-string's fields read as values), by name. */
 function heldCommandText(text: string): Map<string, HeldCommand[]> {
   const held = new Map<string, HeldCommand[]>();
+  const listOf = (name: string): HeldCommand[] => {
+    let list = held.get(name);
+    if (!list) held.set(name, (list = []));
+    return list;
+  };
+  /** Every string of a value at `valueAt`, at its own offset (an f-string's fields as values). */
+  const addStrings = (list: HeldCommand[], value: string, valueAt: number): void => {
+    for (const string of value.matchAll(HELD_STRING)) {
+      const body = string[2] ?? string[3] ?? '';
+      list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body });
+    }
+  };
   for (const match of text.matchAll(HELD_COMMAND)) {
-    const name = match[1] as string;
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
-    const list = held.get(name) ?? [];
-    held.set(name, list);
-    for (const string of value.matchAll(HELD_STRING)) {
-      const prefix = string[1] as string;
-      let body = string[2] ?? string[3] ?? '';
-      if (/f/i.test(prefix)) body = body.replace(/\{[^{}]*\}/g, VALUE_MARK);
-      list.push({ offset: valueAt + (string.index as number), text: body });
-    }
+    const list = listOf(match[1] as string);
+    addStrings(list, value, valueAt);
     // A list is also read word by word, for cmd's start after `/c` (`["cmd", "/c", "start", "", url]`),
     // and whole where a shell joins it; what is added after it is a value.
     if (value.startsWith('[')) {
@@ -396,28 +401,17 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
   }
   // `cmd += " &"`: text added after what the name held, read after a value.
   for (const match of text.matchAll(HELD_ADDITION)) {
-    const name = match[1] as string;
     const prefix = match[2] as string;
     const body = (match[3] ?? match[4] ?? '') as string;
-    const list = held.get(name) ?? [];
-    held.set(name, list);
-    list.push({ offset: (match.index as number) + (match[0] as string).indexOf(prefix + (match[3] !== undefined ? '"' : "'")), text: VALUE_MARK + (/f/i.test(prefix) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body) });
+    listOf(match[1] as string).push({ offset: (match.index as number) + (match[0] as string).indexOf(prefix + (match[3] !== undefined ? '"' : "'")), text: VALUE_MARK + (/f/i.test(prefix) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body) });
   }
   // `args.append("Start-Process")`, `args.extend(["-Verb", "RunAs"])`: words added to a list held in a name.
   for (const match of text.matchAll(HELD_APPEND)) {
-    const name = match[1] as string;
     const value = match[2] as string;
-    const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
-    const list = held.get(name) ?? [];
-    held.set(name, list);
-    for (const string of value.matchAll(HELD_STRING)) {
-      if (/f/i.test(string[1] as string)) continue;
-      list.push({ offset: valueAt + (string.index as number), text: string[2] ?? string[3] ?? '' });
-    }
+    addStrings(listOf(match[1] as string), value, (match.index as number) + (match[0] as string).indexOf(value));
   }
   // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
   for (const match of text.matchAll(HELD_CONCATENATION)) {
-    const name = match[1] as string;
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
     let command = '';
@@ -427,9 +421,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       else command += /f/i.test(token[1] ?? '') ? (token[2] ?? token[3] ?? '').replace(/\{[^{}]*\}/g, VALUE_MARK) : (token[2] ?? token[3] ?? '');
       if (HELD_TOKEN.lastIndex >= value.length) break;
     }
-    const list = held.get(name) ?? [];
-    held.set(name, list);
-    list.push({ offset: valueAt, text: command });
+    listOf(match[1] as string).push({ offset: valueAt, text: command });
   }
   return held;
 }
