@@ -447,12 +447,15 @@ function hasShellTrue(args: SyntaxNode): boolean {
 }
 
 /** `~X`: flags cleared, not set. */
+/** `~X`: flags cleared, not set. */
+const isFlagClearing = (node: SyntaxNode | null | undefined): boolean => node?.type === 'unary_operator' && node.text.startsWith('~');
 /**
- * `~X`: flags cleared, not set; `flags & X`: flags tested (`if flags & DETACHED_PROCESS and …`), not
- * set. Either way the flag is not given to a child here.
+ * Whether a flag's name, with this parent, is not given to a child: cleared (`~X`) or tested
+ * (`if flags & DETACHED_PROCESS and …`). Only for a name itself: a flags value masked as a whole
+ * (`(flags | 0x8) & mask`) still holds its bits.
  */
-const isFlagClearing = (node: SyntaxNode | null | undefined): boolean =>
-  (node?.type === 'unary_operator' && node.text.startsWith('~')) || (node?.type === 'binary_operator' && node.childForFieldName('operator')?.type === '&');
+const isFlagNotSet = (parent: SyntaxNode | null | undefined): boolean =>
+  isFlagClearing(parent) || (parent?.type === 'binary_operator' && parent.childForFieldName('operator')?.type === '&');
 /** A plain dotted name's dunder attribute other than `__call__` (which runs it). */
 const INTROSPECTION = /^[A-Za-z_][\w.]*\.__(?!call__)\w+__$/;
 const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB/;
@@ -1015,7 +1018,7 @@ class PythonFileAnalysis {
       const rule = DETACHING_NAMES.get(this.qualify(node) ?? '');
       const member = node.childForFieldName('attribute')?.text ?? '';
       if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
-      else if (WINDOWS_FLAGS.has(member) && !isFlagClearing(node.parent)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
+      else if (WINDOWS_FLAGS.has(member) && !isFlagNotSet(node.parent)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
     }
   }
 
@@ -1025,10 +1028,10 @@ class PythonFileAnalysis {
     const imported = this.names.get(name);
     const rule = imported ? DETACHING_NAMES.get(imported) : undefined;
     if (rule) this.report(cursor.currentNode, rule, `\`${name}\` (${imported}) starts a new session or group`);
-    else if (WINDOWS_FLAGS.has(name) && !isFlagClearing(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
+    else if (WINDOWS_FLAGS.has(name) && !isFlagNotSet(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` detaches the child from its owner on Windows`);
     // `from subprocess import DETACHED_PROCESS as DP`: the alias is the flag wherever it is used
     // (the import holds the flag's name, so identifiers are walked in such a file).
-    else if (imported && WINDOWS_FLAGS.has(lastPart(imported)) && !isFlagClearing(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
+    else if (imported && WINDOWS_FLAGS.has(lastPart(imported)) && !isFlagNotSet(cursor.currentNode.parent)) this.report(cursor.currentNode, 'py-windows-detach', `\`${name}\` (${imported}) detaches the child from its owner on Windows`);
   }
 
   /** `kw["start_new_session"] = True` is checked here; the parts are walked by accepts(). */
