@@ -477,12 +477,18 @@ class JsFileAnalysis {
   private readonly mutations = new Map<string, ts.Expression[]>();
   /** Text added to a name (`cmd += ' &'`), by name: read after a value, as the end of a command line. */
   private readonly appended = new Map<string, ts.Expression[]>();
+  /** The same texts as a set, to tell them from the name's other sources in one step. */
+  private readonly appendedTexts = new Set<ts.Expression>();
   /** Words pushed onto an array held in a name (`cmd.push('Start-Process')`), by name: read as its elements. */
   private readonly pushes = new Map<string, ts.Expression[]>();
+  /** Names some write of which can set a detaching `detached` (someWriteDetaches), once asked. */
+  private readonly detachingWrites = new Map<string, boolean>();
   /** The same for options held in a member (`this.spawnWith`), by the member's source text. */
   private readonly memberMutations = new Map<string, ts.Expression[]>();
   /** Values of names read as command text already (a name passed to several spawns is reported once). */
   private readonly shellChecked = new Set<ts.Expression>();
+  /** Names whose held text was read already (checkShellText), whichever use it came from. */
+  private readonly shellNames = new Set<string>();
   /** Names of parameters (identifiers) and of compound-assignment targets, anywhere in the file: never held false. */
   private readonly parameterNames = new Set<string>();
   private readonly calls: ts.CallExpression[] = [];
@@ -651,7 +657,10 @@ class JsFileAnalysis {
           const name = (unwrap((node as ts.BinaryExpression).left) as ts.Identifier).text;
           this.parameterNames.add(name); // `x ||= true`: not held false
           // cmd += ' &': text added after what the name held, which reads as a value before it.
-          if ((node as ts.BinaryExpression).operatorToken.kind === SK.PlusEqualsToken) addTo(this.appended, name, (node as ts.BinaryExpression).right);
+          if ((node as ts.BinaryExpression).operatorToken.kind === SK.PlusEqualsToken) {
+            addTo(this.appended, name, (node as ts.BinaryExpression).right);
+            this.appendedTexts.add((node as ts.BinaryExpression).right);
+          }
         }
         break;
       case SK.PropertyAssignment:
@@ -1341,6 +1350,9 @@ class JsFileAnalysis {
     if (ts.isIdentifier(node)) {
       const declaration = this.declarationOf(node.text, node);
       let found = next(declaration?.initializer);
+      // Most names are written only with what cannot detach (command text, counters): known once a
+      // name, so that a thousand uses of a name written a thousand times are not a million checks.
+      if (!this.someWriteDetaches(node.text)) return found;
       for (const write of this.mutations.get(node.text) ?? []) {
         // Not a write to another variable of that name (declared nearer the write: another
         // function's `options`), nor one on a branch this use is never on.
@@ -1391,6 +1403,17 @@ class JsFileAnalysis {
     const initializer = this.declarationOf(property.name.text, property)?.initializer;
     // An unknown value is not a literal false: it counts.
     return initializer === undefined || !isFalsy(initializer);
+  }
+
+  /** Whether any write of the name, wherever it is, can set a detaching `detached`: the writes' own filters only narrow this. */
+  private someWriteDetaches(name: string): boolean {
+    let known = this.detachingWrites.get(name);
+    if (known === undefined) {
+      this.detachingWrites.set(name, true); // against a cycle of names: "may", which only costs the full check
+      known = (this.mutations.get(name) ?? []).some((write) => this.writeDetaches(write, new Set(), 0) !== undefined);
+      this.detachingWrites.set(name, known);
+    }
+    return known;
   }
 
   private writeDetaches(write: ts.Expression, seen: Set<ts.Node>, depth: number): ts.Node | undefined {
@@ -1555,12 +1578,14 @@ class JsFileAnalysis {
     // in a switch, `args.push('Start-Process')`): every literal it is declared, assigned or pushed,
     // one name deep, each reported once.
     if (ts.isIdentifier(node) && !viaName) {
-      const added = this.appended.get(node.text) ?? [];
-      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...added];
+      // The same sources for every use of the name: gathered once.
+      if (this.shellNames.has(node.text)) return;
+      this.shellNames.add(node.text);
+      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...(this.appended.get(node.text) ?? [])];
       for (const source of sources) {
         if (source && !this.shellChecked.has(source)) {
           this.shellChecked.add(source);
-          if (added.includes(source)) {
+          if (this.appendedTexts.has(source)) {
             const text = commandText(source, 0);
             const construct = text === undefined ? undefined : backgroundingIn(VALUE_MARK + text);
             if (construct) this.report(source, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, source);

@@ -588,6 +588,8 @@ class PythonFileAnalysis {
   /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
   private heldCommands: Map<string, HeldCommand[]> | undefined;
   private readonly heldReported = new Set<number>();
+  /** Functions and lambdas judged to run in a child before exec (checkHangupIgnored), by start. */
+  private readonly childScopes = new Map<number, boolean>();
   /** Lists and tuples already read as argument vectors, by start. */
   private readonly argumentVectors = new Set<number>();
   private readonly heldFalseNames = new Map<string, boolean>();
@@ -960,11 +962,15 @@ class PythonFileAnalysis {
     let scope = node.parent;
     while (scope && scope.type !== 'lambda' && scope.type !== 'function_definition') scope = scope.parent;
     if (!scope) return;
-    let inChild: boolean;
-    if (scope.type === 'lambda') inChild = scope.parent?.type === 'keyword_argument' && scope.parent.childForFieldName('name')?.text === 'preexec_fn';
-    else {
-      const name = scope.childForFieldName('name')?.text ?? '';
-      inChild = (FORKS.test(scope.text) && EXECS.test(scope.text)) || (name !== '' && new RegExp(`\\bpreexec_fn\\s*=\\s*(?:self\\.)?${name}\\b`).test(this.text));
+    // Judged once a scope: a function holding thousands of such calls reads its text once.
+    let inChild = this.childScopes.get(scope.startIndex);
+    if (inChild === undefined) {
+      if (scope.type === 'lambda') inChild = scope.parent?.type === 'keyword_argument' && scope.parent.childForFieldName('name')?.text === 'preexec_fn';
+      else {
+        const name = scope.childForFieldName('name')?.text ?? '';
+        inChild = (FORKS.test(scope.text) && EXECS.test(scope.text)) || (name !== '' && new RegExp(`\\bpreexec_fn\\s*=\\s*(?:self\\.)?${name}\\b`).test(this.text));
+      }
+      this.childScopes.set(scope.startIndex, inChild);
     }
     if (inChild) this.report(node, 'py-os-detach', 'the child ignores SIGHUP before it execs (nohup\'s mechanism): it keeps running when its session ends');
   }
