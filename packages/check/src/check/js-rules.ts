@@ -1673,6 +1673,7 @@ class JsFileAnalysis {
       const name = calleeName(up);
       // Handed to a logger or a registry (`log.info({...})`, `records.set(id, {...})`): data, whatever its keys.
       if (name !== undefined && RECORD_CALLS.test(name)) return false;
+      if (ts.isCallExpression(up) && this.onlyReadByHelper(up, object)) return false;
       return spawnKeys || (name !== undefined && SPAWNISH_NAME.test(name));
     }
     if (spawnKeys) return true;
@@ -1692,6 +1693,50 @@ class JsFileAnalysis {
     }
     if (ts.isExportAssignment(up)) return !described;
     return false;
+  }
+
+  /**
+   * Whether `argument` of `call` goes to a function of this file that never hands that parameter
+   * on whole: it reads members of it, and reads its `detached` only to choose a branch or to write
+   * it into an object literal of its own (`if (options.detached)`, `{ detached: options.detached }`).
+   * The choice is then checked where the helper makes it (its spawn, or its own literal), and a
+   * warning at every call of the helper would say the same thing again.
+   */
+  private onlyReadByHelper(call: ts.CallExpression, argument: ts.Node): boolean {
+    const callee = unwrap(call.expression);
+    if (!ts.isIdentifier(callee) || this.bindings.has(callee.text)) return false;
+    const fn = this.functions.get(callee.text);
+    const index = call.arguments.indexOf(argument as ts.Expression);
+    const parameter = fn?.parameters[index];
+    if (!fn?.body || !parameter || parameter.dotDotDotToken || !ts.isIdentifier(parameter.name)) return false;
+    const name = parameter.name.text;
+    let handedOn = false;
+    const visit = (node: ts.Node): void => {
+      if (handedOn) return;
+      // A member's or a key's name (`x.options`, `{ options: 1 }`) is no use of the parameter.
+      const named = node.parent && (ts.isPropertyAccessExpression(node.parent) || ts.isPropertyAssignment(node.parent)) && node.parent.name === node;
+      if (ts.isIdentifier(node) && node.text === name && !named) {
+        if (!this.readAsMember(node)) handedOn = true;
+        return;
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(fn.body);
+    return !handedOn;
+  }
+
+  /** Whether a use of a parameter reads one of its members, and a `detached` one only as a test or into a literal's `detached`. */
+  private readAsMember(use: ts.Identifier): boolean {
+    const access = use.parent;
+    if (!access || !ts.isPropertyAccessExpression(access) || access.expression !== use) return false;
+    if (access.name.text !== 'detached') return !(ts.isBinaryExpression(access.parent) && access.parent.left === access && access.parent.operatorToken.kind === SK.EqualsToken);
+    let value: ts.Node = access;
+    while (value.parent && (ts.isParenthesizedExpression(value.parent) || (ts.isPrefixUnaryExpression(value.parent) && value.parent.operator === ts.SyntaxKind.ExclamationToken))) value = value.parent;
+    const up = value.parent;
+    if (!up) return false;
+    if ((ts.isIfStatement(up) || ts.isWhileStatement(up)) && up.expression === value) return true;
+    if (ts.isConditionalExpression(up) && up.condition === value) return true;
+    return ts.isPropertyAssignment(up) && up.initializer === value && this.keyOf(up.name) === 'detached';
   }
 
   /** Whether `node` is inside the arguments of a test expectation (`toMatchObject(...)`, `expect.objectContaining(...)`), within its statement. */
