@@ -29,6 +29,8 @@ type ModuleShape = {
   pty?: boolean;
   /** Its functions start a detached child whatever the options: npm's daemon package. */
   daemon?: boolean;
+  /** Named exports that are a spawn module's object (`export const child_process = require('child_process')`). */
+  modules?: ReadonlyMap<string, Extract<Binding, { kind: 'namespace' | 'callable' }>>;
 };
 
 const CHILD_PROCESS: ModuleShape = {
@@ -465,6 +467,35 @@ function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
+/** Whether a binding name (`x`, `{ x }`, `[x]`) binds `name`. */
+function bindsName(binding: ts.BindingName, name: string): boolean {
+  if (ts.isIdentifier(binding)) return binding.text === name;
+  return binding.elements.some((element) => !ts.isOmittedExpression(element) && bindsName(element.name, name));
+}
+
+/**
+ * The parameter or `let`/`const`/`var` declaration that `name` refers to at `use`, read through the
+ * blocks and functions around it (a `var` in an inner block is not seen from outside it); undefined
+ * for a name declared nowhere around it (a global, an import).
+ */
+function declaringNode(name: string, use: ts.Node): ts.Node | undefined {
+  for (let at = use.parent; at; at = at.parent) {
+    if (ts.isFunctionLike(at)) {
+      for (const parameter of at.parameters) if (bindsName(parameter.name, name)) return parameter;
+    }
+    const statements = ts.isBlock(at) || ts.isSourceFile(at) || ts.isModuleBlock(at) || ts.isCaseClause(at) || ts.isDefaultClause(at) ? at.statements : undefined;
+    for (const statement of statements ?? []) {
+      if (!ts.isVariableStatement(statement)) continue;
+      for (const declaration of statement.declarationList.declarations) if (bindsName(declaration.name, name)) return declaration;
+    }
+    if ((ts.isForStatement(at) || ts.isForOfStatement(at) || ts.isForInStatement(at)) && at.initializer && ts.isVariableDeclarationList(at.initializer)) {
+      for (const declaration of at.initializer.declarations) if (bindsName(declaration.name, name)) return declaration;
+    }
+    if (ts.isCatchClause(at) && at.variableDeclaration && bindsName(at.variableDeclaration.name, name)) return at.variableDeclaration;
+  }
+  return undefined;
+}
+
 function isLogical(kind: ts.SyntaxKind): boolean {
   return kind === SK.BarBarToken || kind === SK.QuestionQuestionToken || kind === SK.AmpersandAmpersandToken;
 }
@@ -509,11 +540,16 @@ class JsFileAnalysis {
   private allowProject = false;
   /** Evidence nodes already tied to a spawn call, so they are not reported twice. */
   private readonly connected = new Set<ts.Node>();
+  /** `x.detached` reads by scope (detachedReadsIn), and whether the text has any `.detached` at all. */
+  private readonly detachedReads = new Map<ts.Node, Map<string, ts.PropertyAccessExpression[]>>();
+  private readonly mentionsDetachedMember: boolean;
 
   constructor(
     private readonly sf: ts.SourceFile,
     private readonly context: ImportContext,
-  ) {}
+  ) {
+    this.mentionsDetachedMember = sf.text.includes('.detached');
+  }
 
   /** Collection and the facts every check relies on: handles, stored spawn functions, wrappers. */
   private prepare(): void {
@@ -718,7 +754,7 @@ class JsFileAnalysis {
     const shape = projectModule(this.sf.fileName, binding.specifier, this.context);
     if (!shape) return undefined;
     if (binding.member === '*') return binding.require && shape.callableDefault ? { kind: 'callable', shape } : { kind: 'namespace', shape };
-    return shape.functions.has(binding.member) ? { kind: 'function' } : undefined;
+    return shape.functions.has(binding.member) ? { kind: 'function' } : shape.modules?.get(binding.member);
   }
 
   /** Runs `check` with project modules readable. */
@@ -1133,7 +1169,13 @@ class JsFileAnalysis {
     this.allowProject = true; // what this module exports is what was asked for
     const functions = new Set<string>();
     const handles = new Set<string>();
+    const modules = new Map<string, Extract<Binding, { kind: 'namespace' | 'callable' }>>();
     let callableDefault = false;
+    // A spawn module's object handed on under a name (coc.nvim's `util/node.ts`).
+    const moduleAs = (name: string, value: ts.Expression | undefined) => {
+      const whole = value && this.moduleObjectOf(value);
+      if (whole) modules.set(name, whole);
+    };
     const local = (name: string) => this.bindings.get(name)?.kind === 'function' || this.bindings.get(name)?.kind === 'callable';
     const returnsHandle = (name: string) => {
       const fn = this.functions.get(name);
@@ -1153,6 +1195,12 @@ class JsFileAnalysis {
             const isSpawn = source ? source.functions.has(imported) || (imported === 'default' && source.callableDefault) : local(imported);
             if (isSpawn) functions.add(element.name.text);
             if (source ? source.handles?.has(imported) : returnsHandle(imported)) handles.add(element.name.text);
+            if (!source) {
+              const held = this.variables.get(imported)?.[0]?.initializer;
+              const bound = held ? undefined : this.resolved(this.bindings.get(imported));
+              if (held) moduleAs(element.name.text, held);
+              else if (bound?.kind === 'namespace' || bound?.kind === 'callable') modules.set(element.name.text, bound);
+            }
           }
         }
       } else if (ts.isExportAssignment(node)) {
@@ -1165,6 +1213,7 @@ class JsFileAnalysis {
         for (const declaration of node.declarationList.declarations) {
           if (ts.isIdentifier(declaration.name) && local(declaration.name.text)) functions.add(declaration.name.text);
           if (ts.isIdentifier(declaration.name) && returnsHandle(declaration.name.text)) handles.add(declaration.name.text);
+          if (ts.isIdentifier(declaration.name)) moduleAs(declaration.name.text, declaration.initializer);
           // export const { spawn, fork: run } = childProcess  /  = require('child_process'): a seam module
           if (ts.isObjectBindingPattern(declaration.name)) {
             for (const element of declaration.name.elements) {
@@ -1179,6 +1228,7 @@ class JsFileAnalysis {
         if (member !== undefined) {
           if (this.isSpawnFunction(value)) functions.add(member);
           if (ts.isIdentifier(value) && returnsHandle(value.text)) handles.add(member);
+          moduleAs(member, value);
         } else if (target === 'module.exports') {
           if (this.isSpawnFunction(value)) callableDefault = true;
           // module.exports = require('child_process')  /  = cp: the module object handed on whole
@@ -1201,7 +1251,7 @@ class JsFileAnalysis {
         }
       }
     }
-    return functions.size > 0 || callableDefault || handles.size > 0 ? { functions, callableDefault, handles } : undefined;
+    return functions.size > 0 || callableDefault || handles.size > 0 || modules.size > 0 ? { functions, callableDefault, handles, ...(modules.size > 0 ? { modules } : {}) } : undefined;
   }
 
   // --- constant keys and values -------------------------------------------------------------------
@@ -1493,11 +1543,80 @@ class JsFileAnalysis {
         const callLine = this.lineOf(call.getStart(this.sf));
         const detail = where === callLine ? '' : ` (set on line ${where})`;
         this.report(call, 'js-detached-spawn', 'error', `spawn with \`detached\` set${detail}: the child leads its own group and outlives its owner`, call, evidence);
-        break;
+        return this.checkRest(call);
       }
     }
+    const read = this.detachedReadOfOptions(call);
+    if (read) {
+      const where = this.lineOf(read.getStart(this.sf));
+      this.report(call, 'js-detached-spawn', 'error', `spawn options that can carry \`detached\` from elsewhere (read as \`${read.getText(this.sf)}\` on line ${where}): a child started with it set outlives its owner`, call, read);
+    }
+    this.checkRest(call);
+  }
+
+  private checkRest(call: ts.CallExpression): void {
     for (const argument of call.arguments) this.checkShellText(argument);
     this.checkDetachingCommand(call);
+  }
+
+  /**
+   * Options handed to a spawn by name whose `detached` the same function reads
+   * (`const options = Object.assign({}, command.options); spawn(cmd, args, options);
+   * this.isDetached = !!options.detached`): the code expects them to carry it, set by whoever
+   * filled them (a caller, a configuration), and a child started with it outlives its owner. A
+   * read that refuses it (`if (options.detached) throw …`), clears it or deletes it is none.
+   */
+  private detachedReadOfOptions(call: ts.CallExpression): ts.Node | undefined {
+    if (!this.mentionsDetachedMember) return undefined;
+    const named = call.arguments.map(unwrap).filter((argument, index): argument is ts.Identifier => index > 0 && ts.isIdentifier(argument));
+    if (named.length === 0) return undefined;
+    // The call's function, then each function around it (a callback's options are its maker's);
+    // the file itself only for a call outside every function. A read counts only where its name
+    // is the same variable as the argument (another block's `options` is another's).
+    let inFunction = false;
+    for (let at: ts.Node | undefined = call.parent; at; at = at.parent) {
+      if (ts.isFunctionLike(at)) inFunction = true;
+      else if (!ts.isSourceFile(at) || inFunction) continue;
+      const reads = this.detachedReadsIn(at);
+      for (const argument of named) {
+        for (const read of reads.get(argument.text) ?? []) {
+          if (declaringNode(argument.text, read) === declaringNode(argument.text, argument)) return read;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** The reads of `NAME.detached` taken as they are, by NAME, within a function (or the file): found once per scope. */
+  private detachedReadsIn(scope: ts.Node): Map<string, ts.PropertyAccessExpression[]> {
+    let reads = this.detachedReads.get(scope);
+    if (reads) return reads;
+    const found = new Map<string, ts.PropertyAccessExpression[]>();
+    const visit = (node: ts.Node): void => {
+      if (ts.isPropertyAccessExpression(node) && node.name.text === 'detached' && ts.isIdentifier(node.expression) && this.readsForUse(node)) {
+        addTo(found, node.expression.text, node);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(scope);
+    reads = found;
+    this.detachedReads.set(scope, reads);
+    return reads;
+  }
+
+  /** Whether a read of `x.detached` takes it as it is: not written, deleted, or refused by a throw. */
+  private readsForUse(access: ts.PropertyAccessExpression): boolean {
+    let value: ts.Node = access;
+    while (value.parent && (ts.isParenthesizedExpression(value.parent) || (ts.isPrefixUnaryExpression(value.parent) && value.parent.operator === ts.SyntaxKind.ExclamationToken))) value = value.parent;
+    const up = value.parent;
+    if (!up) return true;
+    if (ts.isDeleteExpression(up)) return false;
+    if (ts.isBinaryExpression(up) && up.left === value && (up.operatorToken.kind === SK.EqualsToken || isCompoundAssignment(up.operatorToken.kind))) return false;
+    if (ts.isIfStatement(up) && up.expression === value) {
+      const then = ts.isBlock(up.thenStatement) ? up.thenStatement.statements[0] : up.thenStatement;
+      if (then && ts.isThrowStatement(then)) return false;
+    }
+    return true;
   }
 
   /** `spawn('systemd-run', ['--user', 'server'])`: a program whose job is to detach, with its literal arguments. */
@@ -1561,7 +1680,7 @@ class JsFileAnalysis {
 
   /** Whether a call, were its callee a spawn function, would be reported: detaching options or backgrounding text. */
   private couldReport(call: ts.CallExpression): boolean {
-    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined) || this.detachingCommandOf(call) !== undefined;
+    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined) || this.detachingCommandOf(call) !== undefined || this.detachedReadOfOptions(call) !== undefined;
   }
 
   private checkShellText(expression: ts.Expression, viaName = false): void {
