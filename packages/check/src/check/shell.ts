@@ -159,6 +159,10 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Windows' runas.exe starts its program through the secondary logon service, as another user:
   // a process of that service, outside the caller's tree, job and console. Its `/user:` marks it.
   [command('[Rr][Uu][Nn][Aa][Ss](?:\\.[Ee][Xx][Ee])?', String.raw`\s[^;&|\n]{0,500}?\/[Uu][Ss][Ee][Rr]:`), 'runas /user:'],
+  // Sysinternals' PsExec and its open twin PAExec run the program from a service they install
+  // (PSEXESVC, on this machine or another), not as their own child: ending them leaves it running.
+  // Its words decide, as systemd-run's: a lone name in an argument list is read with the rest.
+  [command('(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\\.[Ee][Xx][Ee])?', String.raw`\s+\S`), 'PsExec'],
 ];
 /**
  * Python code, given to an interpreter's `-c` (or as shell text), that puts the process in a
@@ -197,7 +201,7 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
 export function mayBeDetachingArgv(first: string | undefined, third: string | undefined): boolean {
   return (first !== undefined && DETACHING_PROGRAM.test(first)) || (third !== undefined && (TWISTD_CODE.test(third) || DETACHING_CODE.test(third)));
 }
-const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?)$/;
+const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?)$/;
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
@@ -318,7 +322,7 @@ export const SHELL_WORD_LIST = [
   String.raw`-(?:dm|-(?:daemon|detach|fork)|k\s+(?:re)?start|k\s+graceful)`,
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
-  'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl',
+  'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl', '[Pp][SsAa][Ee][Xx][Ee][Cc]',
 ];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
