@@ -29,6 +29,8 @@ type ModuleShape = {
   pty?: boolean;
   /** Its functions start a detached child whatever the options: npm's daemon package. */
   daemon?: boolean;
+  /** Exported functions' parameters that they only read (js-rules.ts: onlyReadByHelper), by the export's name. */
+  readers?: ReadonlyMap<string, readonly number[]>;
   /** Named exports that are a spawn module's object (`export const child_process = require('child_process')`). */
   modules?: ReadonlyMap<string, Extract<Binding, { kind: 'namespace' | 'callable' }>>;
 };
@@ -1251,7 +1253,32 @@ class JsFileAnalysis {
         }
       }
     }
-    return functions.size > 0 || callableDefault || handles.size > 0 || modules.size > 0 ? { functions, callableDefault, handles, ...(modules.size > 0 ? { modules } : {}) } : undefined;
+    const readers = this.exportedReaders();
+    return functions.size > 0 || callableDefault || handles.size > 0 || modules.size > 0 || readers.size > 0
+      ? { functions, callableDefault, handles, ...(modules.size > 0 ? { modules } : {}), ...(readers.size > 0 ? { readers } : {}) }
+      : undefined;
+  }
+
+  /** The exported functions' parameters they only read, for a module whose text speaks of `detached` (the others are not asked). */
+  private exportedReaders(): Map<string, number[]> {
+    const readers = new Map<string, number[]>();
+    if (!this.sf.text.includes('detached')) return readers;
+    const add = (name: string, fn: FunctionLike | undefined) => {
+      if (!fn || this.bindings.get(name)?.kind === 'function') return; // a spawn wrapper is no reader
+      const indexes = fn.parameters.map((_, index) => index).filter((index) => this.onlyReads(fn, index, 0));
+      if (indexes.length > 0) readers.set(name, indexes);
+    };
+    for (const node of this.exportNodes) {
+      if (ts.isFunctionDeclaration(node) && node.name) add(node.modifiers?.some((m) => m.kind === SK.DefaultKeyword) ? 'default' : node.name.text, node);
+      else if (ts.isVariableStatement(node)) {
+        for (const declaration of node.declarationList.declarations) {
+          if (ts.isIdentifier(declaration.name)) add(declaration.name.text, this.functions.get(declaration.name.text));
+        }
+      } else if (ts.isExportDeclaration(node) && !node.moduleSpecifier && node.exportClause && ts.isNamedExports(node.exportClause)) {
+        for (const element of node.exportClause.elements) add(element.name.text, this.functions.get((element.propertyName ?? element.name).text));
+      }
+    }
+    return readers;
   }
 
   // --- constant keys and values -------------------------------------------------------------------
@@ -1815,47 +1842,95 @@ class JsFileAnalysis {
   }
 
   /**
-   * Whether `argument` of `call` goes to a function of this file that never hands that parameter
-   * on whole: it reads members of it, and reads its `detached` only to choose a branch or to write
-   * it into an object literal of its own (`if (options.detached)`, `{ detached: options.detached }`).
-   * The choice is then checked where the helper makes it (its spawn, or its own literal), and a
-   * warning at every call of the helper would say the same thing again.
+   * Whether `argument` of `call` goes to a helper (a function of this file, or one a project module
+   * exports) that never hands that parameter on as it is, except to another such helper: it reads
+   * members of it, and takes its `detached` only as a branch's test or into a `detached` of its own
+   * (`if (options.detached)`, `{ detached: options.detached }`, `const detached = !!options.detached`
+   * then `{ detached }`). The choice is then checked where the helper makes it (its spawn, or its
+   * own literal), and a warning at every call of the helper would say the same thing again.
    */
   private onlyReadByHelper(call: ts.CallExpression, argument: ts.Node): boolean {
+    return this.readerCall(call, call.arguments.indexOf(argument as ts.Expression), 0);
+  }
+
+  /** Whether the callee of `call` only reads its parameter `index` (see onlyReadByHelper). */
+  private readerCall(call: ts.CallExpression, index: number, depth: number): boolean {
     const callee = unwrap(call.expression);
-    if (!ts.isIdentifier(callee) || this.bindings.has(callee.text)) return false;
-    const fn = this.functions.get(callee.text);
-    const index = call.arguments.indexOf(argument as ts.Expression);
-    const parameter = fn?.parameters[index];
-    if (!fn?.body || !parameter || parameter.dotDotDotToken || !ts.isIdentifier(parameter.name)) return false;
-    const name = parameter.name.text;
-    let handedOn = false;
+    if (index < 0 || !ts.isIdentifier(callee)) return false;
+    const binding = this.bindings.get(callee.text);
+    if (binding?.kind === 'project') {
+      return this.withProject(() => projectModule(this.sf.fileName, binding.specifier, this.context)?.readers?.get(binding.member)?.includes(index) === true);
+    }
+    const fn = binding ? undefined : this.functions.get(callee.text);
+    return fn !== undefined && this.onlyReads(fn, index, depth);
+  }
+
+  /** Whether `fn` only reads its parameter `index`, as onlyReadByHelper says; helpers it hands it to are followed a few deep. */
+  private onlyReads(fn: FunctionLike, index: number, depth: number): boolean {
+    const parameter = fn.parameters[index];
+    if (!fn.body || !parameter || parameter.dotDotDotToken || !ts.isIdentifier(parameter.name) || depth > 3) return false;
+    return this.usesOnlyRead(fn.body, parameter.name.text, (use) => this.readAsMember(use, fn.body as ts.Node, depth));
+  }
+
+  /** Whether every use of `name` in `scope` passes `allowed`; a member's or a key's name (`x.options`, `{ options: 1 }`) is no use. */
+  private usesOnlyRead(scope: ts.Node, name: string, allowed: (use: ts.Identifier) => boolean): boolean {
+    let ok = true;
     const visit = (node: ts.Node): void => {
-      if (handedOn) return;
-      // A member's or a key's name (`x.options`, `{ options: 1 }`) is no use of the parameter.
+      if (!ok) return;
       const named = node.parent && (ts.isPropertyAccessExpression(node.parent) || ts.isPropertyAssignment(node.parent)) && node.parent.name === node;
       if (ts.isIdentifier(node) && node.text === name && !named) {
-        if (!this.readAsMember(node)) handedOn = true;
+        if (!allowed(node)) ok = false;
         return;
       }
       ts.forEachChild(node, visit);
     };
-    visit(fn.body);
-    return !handedOn;
+    visit(scope);
+    return ok;
   }
 
-  /** Whether a use of a parameter reads one of its members, and a `detached` one only as a test or into a literal's `detached`. */
-  private readAsMember(use: ts.Identifier): boolean {
+  /** Whether a use of a parameter reads one of its members (its `detached` as detachedValueKept says), or hands it whole to a helper that only reads it. */
+  private readAsMember(use: ts.Identifier, body: ts.Node, depth: number): boolean {
     const access = use.parent;
+    if (access && ts.isCallExpression(access) && access.arguments.includes(use)) return this.readerCall(access, access.arguments.indexOf(use), depth + 1);
+    // Spread into a literal handed to such a helper (`helper(p, { ...options, command })`), which does not set `detached` itself.
+    const literal = access && ts.isSpreadAssignment(access) ? access.parent : undefined;
+    if (literal && ts.isObjectLiteralExpression(literal) && literal.parent && ts.isCallExpression(literal.parent) && !literal.properties.some((p) => this.keyOf(p.name) === 'detached')) {
+      return this.readerCall(literal.parent, literal.parent.arguments.indexOf(literal), depth + 1);
+    }
     if (!access || !ts.isPropertyAccessExpression(access) || access.expression !== use) return false;
     if (access.name.text !== 'detached') return !(ts.isBinaryExpression(access.parent) && access.parent.left === access && access.parent.operatorToken.kind === SK.EqualsToken);
-    let value: ts.Node = access;
-    while (value.parent && (ts.isParenthesizedExpression(value.parent) || (ts.isPrefixUnaryExpression(value.parent) && value.parent.operator === ts.SyntaxKind.ExclamationToken))) value = value.parent;
+    return this.detachedValueKept(access, body, true);
+  }
+
+  /**
+   * Whether a `detached` value read here goes only to a branch's test or into a `detached` of the
+   * helper's own (a literal's property, or `{ detached }` shorthand); into a `const` once, whose
+   * uses must do the same.
+   */
+  private detachedValueKept(read: ts.Node, body: ts.Node, mayHold: boolean): boolean {
+    let value: ts.Node = read;
+    // Through `!`, parentheses and `&&`/`||` (`if (!detached && timeout > 0)`): a test is still a test.
+    let tested = false;
+    for (;;) {
+      const up = value.parent;
+      if (up && (ts.isParenthesizedExpression(up) || (ts.isPrefixUnaryExpression(up) && up.operator === ts.SyntaxKind.ExclamationToken))) value = up;
+      else if (up && ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind)) {
+        tested = true;
+        value = up;
+      } else break;
+    }
     const up = value.parent;
     if (!up) return false;
     if ((ts.isIfStatement(up) || ts.isWhileStatement(up)) && up.expression === value) return true;
     if (ts.isConditionalExpression(up) && up.condition === value) return true;
-    return ts.isPropertyAssignment(up) && up.initializer === value && this.keyOf(up.name) === 'detached';
+    if (tested) return false; // `detached && other` as a value goes wherever that value goes
+    if (ts.isShorthandPropertyAssignment(up)) return up.name.text === 'detached';
+    if (ts.isPropertyAssignment(up)) return up.initializer === value && this.keyOf(up.name) === 'detached';
+    if (mayHold && ts.isVariableDeclaration(up) && up.initializer === value && ts.isIdentifier(up.name) && (up.parent.flags & ts.NodeFlags.Const) !== 0) {
+      const held = up.name;
+      return this.usesOnlyRead(body, held.text, (use) => use === held || this.detachedValueKept(use, body, false));
+    }
+    return false;
   }
 
   /** Whether `node` is inside the arguments of a test expectation (`toMatchObject(...)`, `expect.objectContaining(...)`), within its statement. */
