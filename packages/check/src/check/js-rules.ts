@@ -545,6 +545,9 @@ class JsFileAnalysis {
   /** `x.detached` reads by scope (detachedReadsIn), and whether the text has any `.detached` at all. */
   private readonly detachedReads = new Map<ts.Node, Map<string, ts.PropertyAccessExpression[]>>();
   private readonly mentionsDetachedMember: boolean;
+  /** Whether a helper's parameter is only read (onlyReads), by parameter. */
+  private readonly readerAnswers = new Map<ts.ParameterDeclaration, boolean>();
+  private readonly usesByScope = new Map<ts.Node, Map<string, ts.Identifier[]>>();
 
   constructor(
     private readonly sf: ts.SourceFile,
@@ -1869,23 +1872,38 @@ class JsFileAnalysis {
   private onlyReads(fn: FunctionLike, index: number, depth: number): boolean {
     const parameter = fn.parameters[index];
     if (!fn.body || !parameter || parameter.dotDotDotToken || !ts.isIdentifier(parameter.name) || depth > 3) return false;
-    return this.usesOnlyRead(fn.body, parameter.name.text, (use) => this.readAsMember(use, fn.body as ts.Node, depth));
+    // Once per parameter: a helper called a thousand times is read once (a cycle of helpers reads as "no").
+    const known = this.readerAnswers.get(parameter);
+    if (known !== undefined) return known;
+    this.readerAnswers.set(parameter, false);
+    const answer = this.usesOnlyRead(fn.body, parameter.name.text, (use) => this.readAsMember(use, fn.body as ts.Node, depth));
+    this.readerAnswers.set(parameter, answer);
+    return answer;
   }
 
   /** Whether every use of `name` in `scope` passes `allowed`; a member's or a key's name (`x.options`, `{ options: 1 }`) is no use. */
   private usesOnlyRead(scope: ts.Node, name: string, allowed: (use: ts.Identifier) => boolean): boolean {
-    let ok = true;
+    return (this.identifierUses(scope).get(name) ?? []).every(allowed);
+  }
+
+  /** The identifiers used in a function's body, by name: gathered once per body, however many names are asked about. */
+  private identifierUses(scope: ts.Node): Map<string, ts.Identifier[]> {
+    let uses = this.usesByScope.get(scope);
+    if (uses) return uses;
+    const found = new Map<string, ts.Identifier[]>();
     const visit = (node: ts.Node): void => {
-      if (!ok) return;
-      const named = node.parent && (ts.isPropertyAccessExpression(node.parent) || ts.isPropertyAssignment(node.parent)) && node.parent.name === node;
-      if (ts.isIdentifier(node) && node.text === name && !named) {
-        if (!allowed(node)) ok = false;
+      if (ts.isIdentifier(node)) {
+        const parent = node.parent;
+        const named = parent && (ts.isPropertyAccessExpression(parent) || ts.isPropertyAssignment(parent)) && parent.name === node;
+        if (!named) addTo(found, node.text, node);
         return;
       }
       ts.forEachChild(node, visit);
     };
     visit(scope);
-    return ok;
+    uses = found;
+    this.usesByScope.set(scope, uses);
+    return uses;
   }
 
   /** Whether a use of a parameter reads one of its members (its `detached` as detachedValueKept says), or hands it whole to a helper that only reads it. */
