@@ -41,12 +41,13 @@ const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\
  * Shell text in Python is reported only where a command runner of `subprocess`, `os` or `asyncio`
  * receives it (python-rules.ts: COMMAND_RUNNERS, names resolved through the imports), or where an
  * argument vector starts with a detaching program (`["twistd", ...]`, python-daemonize's
- * `Daemonize`): a file naming none of these can hold a `&` or a `start` in its strings and still
+ * `Daemonize`) or holds cmd's `start` after `/c` or with its empty title (`['start', '', cmd]`),
+ * built anywhere: a file naming none of these can hold a `&` or a `start` in its strings and still
  * have nothing to report. Such files (HTML and URLs in strings, `"Start %s"` messages) were a
  * third of the Python text parsed on the corpus.
  */
 const PYTHON_SHELL_GATE =
-  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec/i;
+  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec|["']\/[ck]["'][ \t]*,\s*[rub]?["']start["']|["']start["'][ \t]*,[ \t]*(?:""|'')/i;
 const PYTHON_WORDS = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT));
 // The marker holds `detach`, so the JS words already cover it.
 const JS_WORDS = anyOf(JS_PREFILTER.source, SHELL_WORDS.source);

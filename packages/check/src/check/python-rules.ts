@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, startInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, startInArgv, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -476,7 +476,7 @@ const TRIGGERS =
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
  * `/c`, which `start` may follow in one.
  */
-const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|\btwistd\.run\(|\bscripts\.twistd\b/g;
+const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|["'][Ss][Tt][Aa][Rr][Tt]["'][ \t]*,[ \t]*(?:""|'')|\btwistd\.run\(|\bscripts\.twistd\b/g;
 /**
  * Whether an element after a program's name makes a list built outside a runner's arguments an
  * argument vector: an option (`-d`, `--user`), a path, or a value that is not a literal. A tuple of
@@ -1221,6 +1221,8 @@ class PythonFileAnalysis {
     // cmd's `/c start` in a list built anywhere (`args = ['/c', 'start']`, joined to `cmd.exe` and
     // the command later): those two words mean nothing else.
     else if (elements.some((element) => CMD_FLAG.test(stringValue(element) ?? ''))) this.checkStartArgv(node);
+    // cmd's `start` first, with its empty title (`['start', '', cmd]`, handed to a shell later).
+    else if (first && /^start$/i.test(stringValue(first) ?? '')) this.checkStartArgv(node, true);
   }
 
   /**
@@ -1242,12 +1244,12 @@ class PythonFileAnalysis {
   }
 
   /** `["cmd", "/c", "start", "", url]`: cmd's start after `/c` or `/k`, one word to an element. */
-  private checkStartArgv(list: SyntaxNode): void {
+  private checkStartArgv(list: SyntaxNode, titled = false): void {
     // A list held in a name is also read from the text where the name goes to a runner (checkHeldCommand): once.
     if (this.heldReported.has(list.startIndex)) return;
     const argv: Array<string | undefined> = [];
     for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(stringValue(element));
-    const construct = startInArgv(argv);
+    const construct = titled ? titledStartInArgv(argv) : startInArgv(argv);
     if (!construct) return;
     this.heldReported.add(list.startIndex);
     this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);

@@ -113,6 +113,16 @@ export function startInArgv(words: ReadonlyArray<string | undefined>): string | 
   return undefined;
 }
 
+/**
+ * cmd's `start` as the first word of a list, with the empty title cmd's idiom puts first
+ * (`['start', '', cmd]`, run later through a shell): that title means nothing else.
+ */
+export function titledStartInArgv(words: ReadonlyArray<string | undefined>): string | undefined {
+  if (!/^start$/i.test(words[0] ?? '') || (words[1] !== '' && words[1] !== '""')) return undefined;
+  const { b, wait } = startSwitches(words.slice(2));
+  return b && wait ? undefined : b ? 'start /b' : 'start';
+}
+
 /** ssh's flags that take no value, and those that take one (`-L 80:h:80`, `-p22`). */
 const SSH_PLAIN = '[46AaCGgKkMNnqsTtVvXxYy]';
 const SSH_VALUED = '[BbcDEeFIiJLlmOoPpQRSWw]';
