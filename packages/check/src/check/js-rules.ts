@@ -1551,7 +1551,10 @@ class JsFileAnalysis {
     }
     if (!this.isSpawnFunction(callee)) {
       // A callee imported from the project is looked up only for a call that could be a finding.
-      if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) return;
+      if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) {
+        this.checkSpawnNamedMethod(call, callee);
+        return;
+      }
     }
     if (inTypeOnlyCall(call)) {
       this.connectEvidence(call); // asserted not to compile, never run: neither an error nor a warning
@@ -1582,6 +1585,24 @@ class JsFileAnalysis {
       this.report(call, 'js-detached-spawn', 'error', `spawn options that can carry \`detached\` from elsewhere (read as \`${read.getText(this.sf)}\` on line ${where}): a child started with it set outlives its owner`, call, read);
     }
     this.checkRest(call);
+  }
+
+  /**
+   * `this.processes.fork(main, args, options)` after `options.detached = …`: a method by a spawn's
+   * name on an object the check cannot see into (a project's process wrapper, theia's), handed
+   * options whose `detached` this file sets. A warning at the write, as for a loose `detached`
+   * literal (one written in the call's own literal is that check's).
+   */
+  private checkSpawnNamedMethod(call: ts.CallExpression, callee: ts.Expression): void {
+    if (!ts.isPropertyAccessExpression(callee) || !SPAWN_FAMILY_NAMES.has(callee.name.text)) return;
+    for (const [index, argument] of call.arguments.entries()) {
+      if (index === 0) continue;
+      const evidence = this.detachingNode(argument, new Set());
+      if (!evidence || this.connected.has(evidence) || ts.isPropertyAssignment(evidence) || ts.isShorthandPropertyAssignment(evidence)) continue;
+      this.connected.add(evidence);
+      this.report(evidence, 'js-detached-literal', 'warning', `\`detached\` set on options handed to \`.${callee.name.text}(…)\` of an object the check cannot follow; check where it goes`, evidence);
+      return;
+    }
   }
 
   private checkRest(call: ts.CallExpression): void {
