@@ -383,6 +383,24 @@ function passesThrough(fn: FunctionLike, call: ts.CallExpression): boolean {
   return false;
 }
 
+/**
+ * Whether an `.unref()` of `child` runs in a listener of that child's own `exit` or `close`
+ * (`child.on('exit', () => { child.unref(); … })`): the child has ended, nothing is let go.
+ */
+function unrefAfterExit(call: ts.CallExpression, child: ts.Expression, sf: ts.SourceFile): boolean {
+  const childText = unwrap(child).getText(sf);
+  for (let at: ts.Node | undefined = call.parent; at && !ts.isSourceFile(at); at = at.parent) {
+    if (!ts.isArrowFunction(at) && !ts.isFunctionExpression(at)) continue;
+    const listen = at.parent;
+    if (!listen || !ts.isCallExpression(listen) || listen.arguments[1] !== at) return false;
+    const method = unwrap(listen.expression);
+    const event = listen.arguments[0] && unwrap(listen.arguments[0]);
+    return ts.isPropertyAccessExpression(method) && /^(?:on|once|addListener|prependListener|prependOnceListener)$/.test(method.name.text) &&
+      unwrap(method.expression).getText(sf) === childText && event !== undefined && ts.isStringLiteralLike(event) && (event.text === 'exit' || event.text === 'close');
+  }
+  return false;
+}
+
 /** A ChildProcess's methods that return the child itself (EventEmitter's listener methods). */
 const CHAINING_METHODS = new Set(['on', 'once', 'addListener', 'prependListener', 'prependOnceListener', 'off', 'removeListener', 'removeAllListeners', 'setMaxListeners']);
 /** Properties of a library's subprocess object that hold the Node ChildProcess (nano-spawn, tinyexec, ...). */
@@ -1537,7 +1555,7 @@ class JsFileAnalysis {
     const callee = unwrap(call.expression);
     if (memberName(callee) === 'unref' && call.arguments.length === 0 && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) {
       // In a tsd assertion (`expectError(child.unref())`) it is never run, as a spawn there is not.
-      if (!inTypeOnlyCall(call) && this.withProject(() => this.isChildHandle(callee.expression))) {
+      if (!inTypeOnlyCall(call) && !unrefAfterExit(call, callee.expression, this.sf) && this.withProject(() => this.isChildHandle(callee.expression))) {
         this.report(ts.isPropertyAccessExpression(callee) ? callee.name : callee, 'js-unref-child', 'error', '`.unref()` on a child process lets the owner exit while the child keeps running', call);
       }
       return;
