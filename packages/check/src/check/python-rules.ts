@@ -349,6 +349,40 @@ function startsStatements(root: SyntaxNode, starts: number[]): boolean {
   }
 }
 
+/** A test that the platform is Windows, as written (`sys.platform == "win32"`, `os.name == 'nt'`, ...). */
+const WINDOWS_TEST = /^(?:sys\.platform\s*==\s*(["'])win32\1|(["'])win32\2\s*==\s*sys\.platform|sys\.platform\.startswith\(\s*(["'])win(?:32)?\3\s*\)|os\.name\s*==\s*(["'])nt\4|(["'])nt\5\s*==\s*os\.name|platform\.system\(\)\s*==\s*(["'])Windows\6)$/;
+/** The same test negated (`!=`, `not …`): its `else` is Windows'. */
+const NOT_WINDOWS_TEST = /^(?:sys\.platform\s*!=\s*(["'])win32\1|os\.name\s*!=\s*(["'])nt\2|platform\.system\(\)\s*!=\s*(["'])Windows\3|not\s+sys\.platform\.startswith\(\s*(["'])win(?:32)?\4\s*\))$/;
+
+/** Whether a condition holds only on Windows: a Windows test, alone, in parentheses, or one side of an `and`. */
+function windowsOnly(condition: SyntaxNode | null): boolean {
+  if (!condition) return false;
+  if (condition.type === 'parenthesized_expression') return windowsOnly(condition.namedChildren[0] ?? null);
+  if (condition.type === 'boolean_operator' && condition.childForFieldName('operator')?.text === 'and') {
+    return windowsOnly(condition.childForFieldName('left')) || windowsOnly(condition.childForFieldName('right'));
+  }
+  return WINDOWS_TEST.test(condition.text.replace(/\s+/g, ' '));
+}
+
+/**
+ * Whether `node` runs only on Windows: inside the body of an `if`/`elif` that tests for Windows,
+ * or the `else` of one that tests for not-Windows (prefect's Windows stand-in for
+ * `anyio.open_process`, which hands `start_new_session` on to a Popen that ignores it there).
+ */
+function inWindowsOnlyBranch(node: SyntaxNode): boolean {
+  for (let child = node, at = node.parent; at; child = at, at = at.parent) {
+    if (at.type === 'if_statement' || at.type === 'elif_clause') {
+      const consequence = at.childForFieldName('consequence');
+      if (consequence && consequence.startIndex === child.startIndex && consequence.type === child.type && windowsOnly(at.childForFieldName('condition'))) return true;
+    }
+    if (at.type === 'else_clause' && at.parent?.type === 'if_statement') {
+      const test = at.parent.childForFieldName('condition');
+      if (test && NOT_WINDOWS_TEST.test(test.text.replace(/\s+/g, ' ')) && at.parent.namedChildren.filter((c) => c?.type === 'elif_clause').length === 0) return true;
+    }
+  }
+  return false;
+}
+
 /** Option names (keywords, dict keys, subscripts) that can detach or carry detach flags. */
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
@@ -1299,6 +1333,8 @@ class PythonFileAnalysis {
   }
 
   private report(node: SyntaxNode, rule: RuleId, message: string, severity: RawFinding['severity'] = 'error'): void {
+    // Session and group options are POSIX's: Popen and posix_spawn ignore or lack them on Windows.
+    if (rule === 'py-new-session' && inWindowsOnlyBranch(node)) return;
     const call = this.enclosingCalls[this.enclosingCalls.length - 1];
     const spans: Array<[number, number]> = [[node.startPosition.row + 1, node.endPosition.row + 1]];
     if (call) spans.push(call);
