@@ -14,8 +14,9 @@ const PYTHON_PREFILTER =
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
 // `'daemon'` quoted: npm's daemon package, named by its specifier (every call of it detaches).
-// `setpgrp(`/`setpgid(0`: Python code given to an interpreter's -c (shell.ts: DETACHING_CODE).
-const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]|setpg(?:rp\(|id\(\s*0)/;
+// `setpgrp(`/`setpgid(0`: Python code given to an interpreter's -c (shell.ts: DETACHING_CODE), or a
+// POSIX binding's own (`setpgid?.(0, 0)` from posix-node; `setsid` is a shell word).
+const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]|setpg(?:rp(?:\?\.)?\(|id(?:\?\.)?\(\s*0)/;
 
 /** A `.childProcess` member, which is a child whatever it is a member of (js-rules.ts: OWN_NAME_CHILD_MEMBERS). */
 const CHILD_PROCESS_MEMBER = /\.(?:nodeC|c)hildProcess\b/;

@@ -401,6 +401,9 @@ function unrefAfterExit(call: ts.CallExpression, child: ts.Expression, sf: ts.So
   return false;
 }
 
+/** A module that binds POSIX's process calls for Node (`posix`, `posix-node`, `node-posix`), named in the file. */
+const POSIX_BINDING = /(['"`])(?:@[\w.-]+\/)?(?:node-)?posix(?:-node)?\1/;
+
 /** A ChildProcess's methods that return the child itself (EventEmitter's listener methods). */
 const CHAINING_METHODS = new Set(['on', 'once', 'addListener', 'prependListener', 'prependOnceListener', 'off', 'removeListener', 'removeAllListeners', 'setMaxListeners']);
 /** Properties of a library's subprocess object that hold the Node ChildProcess (nano-spawn, tinyexec, ...). */
@@ -1560,6 +1563,7 @@ class JsFileAnalysis {
       }
       return;
     }
+    if (this.checkSelfDetach(call, callee)) return;
     if (this.isDaemonFunction(callee)) {
       this.report(call, 'js-detached-spawn', 'error', 'npm\'s `daemon` package spawns with `detached` set (called as the module, it starts this script again so and ends this one): the child leads its own group and outlives its owner', call);
       return;
@@ -1621,6 +1625,22 @@ class JsFileAnalysis {
       this.report(evidence, 'js-detached-literal', 'warning', `\`detached\` set on options handed to \`.${callee.name.text}(…)\` of an object the check cannot follow; check where it goes`, evidence);
       return;
     }
+  }
+
+  /**
+   * `setsid()` or `setpgid(0, 0)` from a POSIX binding (`posix`, `posix-node`: Node has neither):
+   * the process puts itself in a session or group of its own, as Python's `os.setsid()` does, and a
+   * kill of its owner's group misses it (rancher-desktop's Electron main process).
+   */
+  private checkSelfDetach(call: ts.CallExpression, callee: ts.Expression): boolean {
+    const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
+    if (name !== 'setsid' && name !== 'setpgid') return false;
+    const args = call.arguments.map((argument) => unwrap(argument).getText(this.sf));
+    const self = (text: string | undefined) => text === '0' || text === 'process.pid';
+    if (name === 'setsid' ? args.length !== 0 : !(args.length === 2 && self(args[0]) && self(args[1]))) return false;
+    if (!POSIX_BINDING.test(this.sf.text)) return false;
+    this.report(call, 'js-detached-spawn', 'error', `\`${name}(${args.join(', ')})\` from a POSIX binding puts this process in a ${name === 'setsid' ? 'session' : 'group'} of its own: a kill of its owner's group misses it`, call);
+    return true;
   }
 
   private checkRest(call: ts.CallExpression): void {

@@ -18,8 +18,9 @@ import { readRegularFile } from './regular-file.js';
 /** The spawn gate's words for a spawn module or spawn options, without its relative specifiers (checker.ts). */
 // A module whose name says it spawns (`@ionic/utils-subprocess`, `@expo/spawn-async`): its
 // children can be unref'd (js-rules.ts: SPAWN_FAMILY_NAMES). Bun's own `Bun.spawn`, a global with
-// no import, is such a function too (`Bun.spawn(cmd).unref()`).
-export const SPAWN_MODULE_WORDS = /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|\bBun\.spawn\b|['"`]daemon['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`][^'"`\n]*(?:spawn|subprocess)/;
+// no import, is such a function too (`Bun.spawn(cmd).unref()`). A POSIX binding (`posix`,
+// `posix-node`) gives the process `setsid` and `setpgid` for itself (js-rules.ts: checkSelfDetach).
+export const SPAWN_MODULE_WORDS = /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|\bBun\.spawn\b|['"`]daemon['"`]|['"`](?:@[\w.-]+\/)?(?:node-)?posix(?:-node)?['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`][^'"`\n]*(?:spawn|subprocess)/;
 /** A quoted string that starts as a relative specifier does (`'./x'`, `"../x"`, `'.'`). */
 const RELATIVE_STRING = /(['"`])(\.\.?(?:\/[^'"`\n]*)?)\1/g;
 /** A module specifier written with an escape: what it names cannot be read from the text. */
