@@ -96,6 +96,9 @@ test('leash check fails closed', async (t) => {
       // A helper's `detached` kept in 3,000 names, the helper called 3,000 times: each name's uses
       // were sought over the whole body, for each call (over 11 minutes; 20 s once per helper).
       'helper.mjs': `import { spawn } from 'node:child_process';\nfunction many(options) {\n${Array.from({ length: 3000 }, (_, i) => `  const d${i} = options.detached;\n  if (d${i}) log(${i});\n`).join('')}}\n${"many({ cwd: '.', detached: true });\n".repeat(3000)}`,
+      // 5,000 spawns of options whose `detached` only an inner function's own `options` reads: each
+      // spawn looked at every read, and each read scanned the body's statements (over 10 minutes).
+      'shadowed.mjs': `import { spawn } from 'node:child_process';\nexport function outer(options) {\n  const inner = (options) => {\n${'    if (options.detached) log();\n'.repeat(5000)}  };\n${"  spawn('x', [], options);\n".repeat(5000)}  return inner;\n}\n`,
     });
     const started = Date.now();
     const run = await runCheck(['--format', 'json', '.'], dir, mark);
@@ -104,7 +107,7 @@ test('leash check fails closed', async (t) => {
     const report = JSON.parse(run.stdout) as JsonReport;
     assert.deepEqual(report.failures, []);
     assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['blanks.mjs:2 shell-background', 'quoted.py:2 shell-background']);
-    assert.ok(tookMs < 10_000, `${tookMs} ms for nine files (about 1 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the last)`);
+    assert.ok(tookMs < 10_000, `${tookMs} ms for ten files (about 1.5 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the last two)`);
   });
 
   await t.test('never opens a FIFO: named is exit 2, met in a walk or in git mode is a note', async () => {

@@ -490,10 +490,38 @@ function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** Whether a binding name (`x`, `{ x }`, `[x]`) binds `name`. */
-function bindsName(binding: ts.BindingName, name: string): boolean {
-  if (ts.isIdentifier(binding)) return binding.text === name;
-  return binding.elements.some((element) => !ts.isOmittedExpression(element) && bindsName(element.name, name));
+/** Every name a binding (`x`, `{ x }`, `[x]`) binds. */
+function boundNames(binding: ts.BindingName, into: (name: string) => void): void {
+  if (ts.isIdentifier(binding)) into(binding.text);
+  else for (const element of binding.elements) if (!ts.isOmittedExpression(element)) boundNames(element.name, into);
+}
+
+/**
+ * The names a scope declares directly (its parameters, or the `let`/`const`/`var` statements of a
+ * block, the loop's own declarations, a `catch`'s), each to its first declaration: built once per
+ * scope, so that looking a name up does not read the scope's statements again.
+ */
+const scopeDeclarations = new WeakMap<ts.Node, Map<string, ts.Node>>();
+function declaredIn(scope: ts.Node): Map<string, ts.Node> {
+  let names = scopeDeclarations.get(scope);
+  if (names) return names;
+  const found = new Map<string, ts.Node>();
+  const add = (declaration: ts.Node, binding: ts.BindingName) => boundNames(binding, (name) => {
+    if (!found.has(name)) found.set(name, declaration);
+  });
+  if (ts.isFunctionLike(scope)) for (const parameter of scope.parameters) add(parameter, parameter.name);
+  if (ts.isBlock(scope) || ts.isSourceFile(scope) || ts.isModuleBlock(scope) || ts.isCaseClause(scope) || ts.isDefaultClause(scope)) {
+    for (const statement of scope.statements) {
+      if (ts.isVariableStatement(statement)) for (const declaration of statement.declarationList.declarations) add(declaration, declaration.name);
+    }
+  }
+  if ((ts.isForStatement(scope) || ts.isForOfStatement(scope) || ts.isForInStatement(scope)) && scope.initializer && ts.isVariableDeclarationList(scope.initializer)) {
+    for (const declaration of scope.initializer.declarations) add(declaration, declaration.name);
+  }
+  if (ts.isCatchClause(scope) && scope.variableDeclaration) add(scope.variableDeclaration, scope.variableDeclaration.name);
+  names = found;
+  scopeDeclarations.set(scope, names);
+  return names;
 }
 
 /**
@@ -503,18 +531,8 @@ function bindsName(binding: ts.BindingName, name: string): boolean {
  */
 function declaringNode(name: string, use: ts.Node): ts.Node | undefined {
   for (let at = use.parent; at; at = at.parent) {
-    if (ts.isFunctionLike(at)) {
-      for (const parameter of at.parameters) if (bindsName(parameter.name, name)) return parameter;
-    }
-    const statements = ts.isBlock(at) || ts.isSourceFile(at) || ts.isModuleBlock(at) || ts.isCaseClause(at) || ts.isDefaultClause(at) ? at.statements : undefined;
-    for (const statement of statements ?? []) {
-      if (!ts.isVariableStatement(statement)) continue;
-      for (const declaration of statement.declarationList.declarations) if (bindsName(declaration.name, name)) return declaration;
-    }
-    if ((ts.isForStatement(at) || ts.isForOfStatement(at) || ts.isForInStatement(at)) && at.initializer && ts.isVariableDeclarationList(at.initializer)) {
-      for (const declaration of at.initializer.declarations) if (bindsName(declaration.name, name)) return declaration;
-    }
-    if (ts.isCatchClause(at) && at.variableDeclaration && bindsName(at.variableDeclaration.name, name)) return at.variableDeclaration;
+    const declaration = declaredIn(at).get(name);
+    if (declaration) return declaration;
   }
   return undefined;
 }
@@ -564,7 +582,7 @@ class JsFileAnalysis {
   /** Evidence nodes already tied to a spawn call, so they are not reported twice. */
   private readonly connected = new Set<ts.Node>();
   /** `x.detached` reads by scope (detachedReadsIn), and whether the text has any `.detached` at all. */
-  private readonly detachedReads = new Map<ts.Node, Map<string, ts.PropertyAccessExpression[]>>();
+  private readonly detachedReads = new Map<ts.Node, Map<string, Map<ts.Node | undefined, ts.PropertyAccessExpression>>>();
   private readonly mentionsDetachedMember: boolean;
   /** Whether a helper's parameter is only read (onlyReads), by parameter. */
   private readonly readerAnswers = new Map<ts.ParameterDeclaration, boolean>();
@@ -1668,22 +1686,29 @@ class JsFileAnalysis {
       else if (!ts.isSourceFile(at) || inFunction) continue;
       const reads = this.detachedReadsIn(at);
       for (const argument of named) {
-        for (const read of reads.get(argument.text) ?? []) {
-          if (declaringNode(argument.text, read) === declaringNode(argument.text, argument)) return read;
-        }
+        const byDeclaration = reads.get(argument.text);
+        const same = byDeclaration?.get(declaringNode(argument.text, argument));
+        if (same) return same;
       }
     }
     return undefined;
   }
 
-  /** The reads of `NAME.detached` taken as they are, by NAME, within a function (or the file): found once per scope. */
-  private detachedReadsIn(scope: ts.Node): Map<string, ts.PropertyAccessExpression[]> {
+  /**
+   * The reads of `NAME.detached` taken as they are, within a function (or the file), by NAME and by
+   * the declaration NAME refers to there (the first read of each): found once per scope.
+   */
+  private detachedReadsIn(scope: ts.Node): Map<string, Map<ts.Node | undefined, ts.PropertyAccessExpression>> {
     let reads = this.detachedReads.get(scope);
     if (reads) return reads;
-    const found = new Map<string, ts.PropertyAccessExpression[]>();
+    const found = new Map<string, Map<ts.Node | undefined, ts.PropertyAccessExpression>>();
     const visit = (node: ts.Node): void => {
       if (ts.isPropertyAccessExpression(node) && node.name.text === 'detached' && ts.isIdentifier(node.expression) && this.readsForUse(node)) {
-        addTo(found, node.expression.text, node);
+        const name = node.expression.text;
+        let byDeclaration = found.get(name);
+        if (!byDeclaration) found.set(name, (byDeclaration = new Map()));
+        const declaration = declaringNode(name, node);
+        if (!byDeclaration.has(declaration)) byDeclaration.set(declaration, node);
       }
       ts.forEachChild(node, visit);
     };
