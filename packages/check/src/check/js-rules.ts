@@ -584,6 +584,8 @@ class JsFileAnalysis {
   /** `x.detached` reads by scope (detachedReadsIn), and whether the text has any `.detached` at all. */
   private readonly detachedReads = new Map<ts.Node, Map<string, Map<ts.Node | undefined, ts.PropertyAccessExpression>>>();
   private readonly mentionsDetachedMember: boolean;
+  /** Whether the file names a POSIX binding (checkSelfDetach), read at its first `setsid`/`setpgid` call. */
+  private namesPosixBinding: boolean | undefined;
   /** Whether a helper's parameter is only read (onlyReads), by parameter. */
   private readonly readerAnswers = new Map<ts.ParameterDeclaration, boolean>();
   private readonly usesByScope = new Map<ts.Node, Map<string, ts.Identifier[]>>();
@@ -1656,7 +1658,8 @@ class JsFileAnalysis {
     const args = call.arguments.map((argument) => unwrap(argument).getText(this.sf));
     const self = (text: string | undefined) => text === '0' || text === 'process.pid';
     if (name === 'setsid' ? args.length !== 0 : !(args.length === 2 && self(args[0]) && self(args[1]))) return false;
-    if (!POSIX_BINDING.test(this.sf.text)) return false;
+    this.namesPosixBinding ??= POSIX_BINDING.test(this.sf.text); // once a file, however many such calls
+    if (!this.namesPosixBinding) return false;
     this.report(call, 'js-detached-spawn', 'error', `\`${name}(${args.join(', ')})\` from a POSIX binding puts this process in a ${name === 'setsid' ? 'session' : 'group'} of its own: a kill of its owner's group misses it`, call);
     return true;
   }
