@@ -401,6 +401,23 @@ function unrefAfterExit(call: ts.CallExpression, child: ts.Expression, sf: ts.So
   return false;
 }
 
+/**
+ * The expression a value stands in once the parentheses and `!` around it are climbed, and with
+ * `throughLogical` the `&&`/`||`/`??` too; `tested` says a logical operator was crossed.
+ */
+function climbTest(node: ts.Node, throughLogical: boolean): { value: ts.Node; tested: boolean } {
+  let value = node;
+  let tested = false;
+  for (let up = value.parent; up; up = value.parent) {
+    if (ts.isParenthesizedExpression(up) || (ts.isPrefixUnaryExpression(up) && up.operator === ts.SyntaxKind.ExclamationToken)) value = up;
+    else if (throughLogical && ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind)) {
+      tested = true;
+      value = up;
+    } else break;
+  }
+  return { value, tested };
+}
+
 /** A module that binds POSIX's process calls for Node (`posix`, `posix-node`, `node-posix`), named in the file. */
 const POSIX_BINDING = /(['"`])(?:@[\w.-]+\/)?(?:node-)?posix(?:-node)?\1/;
 
@@ -1723,8 +1740,7 @@ class JsFileAnalysis {
 
   /** Whether a read of `x.detached` takes it as it is: not written, deleted, or refused by a throw. */
   private readsForUse(access: ts.PropertyAccessExpression): boolean {
-    let value: ts.Node = access;
-    while (value.parent && (ts.isParenthesizedExpression(value.parent) || (ts.isPrefixUnaryExpression(value.parent) && value.parent.operator === ts.SyntaxKind.ExclamationToken))) value = value.parent;
+    const { value } = climbTest(access, false);
     const up = value.parent;
     if (!up) return true;
     if (ts.isDeleteExpression(up)) return false;
@@ -2013,17 +2029,8 @@ class JsFileAnalysis {
    * uses must do the same.
    */
   private detachedValueKept(read: ts.Node, body: ts.Node, mayHold: boolean): boolean {
-    let value: ts.Node = read;
     // Through `!`, parentheses and `&&`/`||` (`if (!detached && timeout > 0)`): a test is still a test.
-    let tested = false;
-    for (;;) {
-      const up = value.parent;
-      if (up && (ts.isParenthesizedExpression(up) || (ts.isPrefixUnaryExpression(up) && up.operator === ts.SyntaxKind.ExclamationToken))) value = up;
-      else if (up && ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind)) {
-        tested = true;
-        value = up;
-      } else break;
-    }
+    const { value, tested } = climbTest(read, true);
     const up = value.parent;
     if (!up) return false;
     if ((ts.isIfStatement(up) || ts.isWhileStatement(up)) && up.expression === value) return true;
