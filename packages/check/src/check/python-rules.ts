@@ -235,6 +235,63 @@ function optionDetaches(name: string | undefined, value: SyntaxNode, heldFalse?:
   return false;
 }
 
+/**
+ * `def run(cmd, start_new_session=False): return Popen(cmd, start_new_session=start_new_session)`:
+ * a wrapper's own parameter, whose default keeps the group, handed on as it came. The wrapper
+ * detaches nothing by itself; a caller that passes a true value writes it as a keyword of the
+ * option's own name, which is reported there (any call's `start_new_session=True` is): so only a
+ * parameter named as the option (lutris's `start_new_session=run_in_background` is reported), of
+ * the nearest function, whose body binds the name nowhere else.
+ */
+function handsOnFalseDefault(value: SyntaxNode): boolean {
+  if (value.type !== 'identifier') return false;
+  const name = value.text;
+  let at = value.parent;
+  while (at && at.type !== 'function_definition' && at.type !== 'lambda') at = at.parent;
+  if (!at || at.type !== 'function_definition') return false;
+  const parameter = at.childForFieldName('parameters')?.namedChildren.find(
+    (p) => (p?.type === 'default_parameter' || p?.type === 'typed_default_parameter') && p.childForFieldName('name')?.text === name,
+  );
+  const fallback = parameter?.childForFieldName('value');
+  if (!fallback || !(fallback.type === 'false' || fallback.type === 'none' || integerValue(fallback) === 0)) return false;
+  const body = at.childForFieldName('body');
+  return body !== null && !rebindsName(body, name);
+}
+
+/** Whether a statement or expression under `body` binds `name` again (an assignment, augmented or not, a loop's target, `as`, `:=`, `global`/`nonlocal`). */
+function rebindsName(body: SyntaxNode, name: string): boolean {
+  const binds = (target: SyntaxNode | null): boolean => {
+    if (!target) return false;
+    if (target.type === 'identifier') return target.text === name;
+    if (!/^(?:pattern_list|tuple_pattern|list_pattern|expression_list|tuple|list|list_splat_pattern|parenthesized_expression|as_pattern_target)$/.test(target.type)) return false;
+    return target.namedChildren.some((child) => binds(child));
+  };
+  const stack: SyntaxNode[] = [body];
+  while (stack.length > 0) {
+    const node = stack.pop() as SyntaxNode;
+    switch (node.type) {
+      case 'assignment':
+      case 'augmented_assignment':
+      case 'for_statement':
+      case 'for_in_clause':
+        if (binds(node.childForFieldName('left'))) return true;
+        break;
+      case 'named_expression':
+        if (binds(node.childForFieldName('name'))) return true;
+        break;
+      case 'as_pattern':
+        if (binds(node.childForFieldName('alias'))) return true;
+        break;
+      case 'global_statement':
+      case 'nonlocal_statement':
+        if (node.namedChildren.some((child) => child?.type === 'identifier' && child.text === name)) return true;
+        break;
+    }
+    for (const child of node.namedChildren) if (child) stack.push(child);
+  }
+  return false;
+}
+
 /** How files were parsed since the process started, for tests and benchmarks. */
 export const pythonParses = {
   /** Files given to the parser as their selected statements only. */
@@ -1018,7 +1075,7 @@ class PythonFileAnalysis {
     const name = node.childForFieldName('name')?.text;
     const value = node.childForFieldName('value');
     if (!value) return;
-    if (optionDetaches(name, value, this.heldFalse)) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
+    if (optionDetaches(name, value, this.heldFalse) && !(value.text === name && handsOnFalseDefault(value))) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(value);
   }
 
