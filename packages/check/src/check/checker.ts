@@ -48,7 +48,7 @@ const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\
  * third of the Python text parsed on the corpus.
  */
 const PYTHON_SHELL_GATE =
-  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec|["']\/[ck]["'][ \t]*,\s*[rub]?["']start["']|["']start["'][ \t]*,[ \t]*(?:""|'')/i;
+  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec|["']\/[ck]["'][ \t]*,\s*[rub]?["']start["']|["']start["'][ \t]*,[ \t]*(?:""|''|"''"|'""')/i;
 const PYTHON_WORDS = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT));
 // The marker holds `detach`, so the JS words already cover it.
 const JS_WORDS = anyOf(JS_PREFILTER.source, SHELL_WORDS.source);

@@ -567,7 +567,7 @@ const TRIGGERS =
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
  * `/c`, which `start` may follow in one.
  */
-const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|["'][Ss][Tt][Aa][Rr][Tt]["'][ \t]*,[ \t]*(?:""|'')|\btwistd\.run\(|\bscripts\.twistd\b/g;
+const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|["'][Ss][Tt][Aa][Rr][Tt]["'][ \t]*,[ \t]*(?:""|''|"''"|'""')|\btwistd\.run\(|\bscripts\.twistd\b/g;
 /**
  * Whether an element after a program's name makes a list built outside a runner's arguments an
  * argument vector: an option (`-d`, `--user`), a path, or a value that is not a literal. A tuple of

@@ -115,13 +115,16 @@ export function startInArgv(words: ReadonlyArray<string | undefined>): string | 
 
 /**
  * cmd's `start` as the first word of a list, with the empty title cmd's idiom puts first
- * (`['start', '', cmd]`, run later through a shell): that title means nothing else.
+ * (`['start', '', cmd]`, run later through a shell): that title means nothing else. The title may
+ * be written quoted for a later `shlex.split` (`["start", "''"]`, xpra's open command).
  */
 export function titledStartInArgv(words: ReadonlyArray<string | undefined>): string | undefined {
-  if (!/^start$/i.test(words[0] ?? '') || (words[1] !== '' && words[1] !== '""')) return undefined;
+  if (!/^start$/i.test(words[0] ?? '') || !EMPTY_TITLES.has(words[1] ?? 'x')) return undefined;
   const { b, wait } = startSwitches(words.slice(2));
   return b && wait ? undefined : b ? 'start /b' : 'start';
 }
+
+const EMPTY_TITLES = new Set(['', '""', "''"]);
 
 /** ssh's flags that take no value, and those that take one (`-L 80:h:80`, `-p22`). */
 const SSH_PLAIN = '[46AaCGgKkMNnqsTtVvXxYy]';
