@@ -15,7 +15,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn, startInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -399,6 +399,26 @@ function unrefAfterExit(call: ts.CallExpression, child: ts.Expression, sf: ts.So
       unwrap(method.expression).getText(sf) === childText && event !== undefined && ts.isStringLiteralLike(event) && (event.text === 'exit' || event.text === 'close');
   }
   return false;
+}
+
+/**
+ * `cp.unref(); return cp.kill(signal)`: an unref in the same block as, and before, the same child's
+ * `kill` (renovate's timeout: the owner stops waiting on a child it is ending, not one it leaves
+ * running). Only a statement of its own, and a `kill` among the statements after it.
+ */
+function unrefBeforeKill(call: ts.CallExpression, child: ts.Expression, sf: ts.SourceFile): boolean {
+  const statement = call.parent;
+  if (!statement || !ts.isExpressionStatement(statement) || !ts.isBlock(statement.parent)) return false;
+  const childText = unwrap(child).getText(sf);
+  const later = statement.parent.statements.slice(statement.parent.statements.indexOf(statement) + 1);
+  const kills = (node: ts.Node): boolean => {
+    if (ts.isCallExpression(node)) {
+      const callee = unwrap(node.expression);
+      if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'kill' && unwrap(callee.expression).getText(sf) === childText) return true;
+    }
+    return !ts.isFunctionLike(node) && ts.forEachChild(node, kills) === true;
+  };
+  return later.some(kills);
 }
 
 /**
@@ -1595,7 +1615,7 @@ class JsFileAnalysis {
     const callee = unwrap(call.expression);
     if (memberName(callee) === 'unref' && call.arguments.length === 0 && (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee))) {
       // In a tsd assertion (`expectError(child.unref())`) it is never run, as a spawn there is not.
-      if (!inTypeOnlyCall(call) && !unrefAfterExit(call, callee.expression, this.sf) && this.withProject(() => this.isChildHandle(callee.expression))) {
+      if (!inTypeOnlyCall(call) && !unrefAfterExit(call, callee.expression, this.sf) && !unrefBeforeKill(call, callee.expression, this.sf) && this.withProject(() => this.isChildHandle(callee.expression))) {
         this.report(ts.isPropertyAccessExpression(callee) ? callee.name : callee, 'js-unref-child', 'error', '`.unref()` on a child process lets the owner exit while the child keeps running', call);
       }
       return;
@@ -1819,7 +1839,8 @@ class JsFileAnalysis {
   private checkShellText(expression: ts.Expression, viaName = false): void {
     const node = unwrap(expression);
     if (ts.isArrayLiteralExpression(node)) {
-      for (const element of node.elements) this.checkShellText(element, viaName);
+      const waited = this.startProcessWaited(node);
+      for (const element of node.elements) if (!(waited && this.shellConstruct(element) === 'Start-Process')) this.checkShellText(element, viaName);
       if (node.elements.some((element) => this.shellConstruct(element))) return;
       // `['/c', 'start', '""', url]`: cmd's start, one word to an element.
       const start = this.argvStart(node);
@@ -1856,14 +1877,20 @@ class JsFileAnalysis {
   private shellConstruct(expression: ts.Expression): string | undefined {
     const node = unwrap(expression);
     if (ts.isArrayLiteralExpression(node)) {
+      const waited = this.startProcessWaited(node);
       for (const element of node.elements) {
         const construct = this.shellConstruct(element);
-        if (construct) return construct;
+        if (construct && !(waited && construct === 'Start-Process')) return construct;
       }
       return this.argvStart(node);
     }
     const text = commandText(node, 0);
     return text === undefined ? undefined : backgroundingIn(text);
+  }
+
+  /** `['Start-Process', exe, '-Wait', '-NoNewWindow']`: one word to an element, a plain child waited for. */
+  private startProcessWaited(list: ts.ArrayLiteralExpression): boolean {
+    return startProcessWaitedInConsole(list.elements.map((element) => commandText(element, 0)));
   }
 
   /** cmd's `start` after `/c` or `/k` in an argument list, one word to an element. */

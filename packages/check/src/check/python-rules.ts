@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, startInArgv, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -290,6 +290,18 @@ function rebindsName(body: SyntaxNode, name: string): boolean {
     for (const child of node.namedChildren) if (child) stack.push(child);
   }
   return false;
+}
+
+/**
+ * `CREATE_NEW_CONSOLE = win32con.CREATE_NEW_CONSOLE`: a module of constants taking the flag under
+ * its own name (pywinauto's win32defines), a definition as `DETACHED_PROCESS = 0x8` is. Its uses
+ * are reported where they are.
+ */
+function definesFlagName(node: SyntaxNode, member: string): boolean {
+  const parent = node.parent;
+  if (parent?.type !== 'assignment' || parent.childForFieldName('right')?.startIndex !== node.startIndex) return false;
+  const left = parent.childForFieldName('left');
+  return left?.type === 'identifier' && left.text === member;
 }
 
 /** How files were parsed since the process started, for tests and benchmarks. */
@@ -1115,7 +1127,7 @@ class PythonFileAnalysis {
       const rule = DETACHING_NAMES.get(this.qualify(node) ?? '');
       const member = node.childForFieldName('attribute')?.text ?? '';
       if (rule) this.report(node, rule, `\`${node.text}\` starts a new session or group`);
-      else if (WINDOWS_FLAGS.has(member) && !isFlagNotSet(node.parent)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
+      else if (WINDOWS_FLAGS.has(member) && !isFlagNotSet(node.parent) && !definesFlagName(node, member)) this.report(node, 'py-windows-detach', `\`${member}\` detaches the child from its owner on Windows`);
     }
   }
 
@@ -1260,7 +1272,10 @@ class PythonFileAnalysis {
     if (node.type === 'list' || node.type === 'tuple') {
       this.argumentVectors.add(node.startIndex); // read here, with the command runner's other text
       const before = this.findings.length;
-      for (const element of node.namedChildren) if (element) this.checkShellText(element);
+      const elements = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
+      // `["Start-Process", exe, "-Wait", "-NoNewWindow"]`: a plain child waited for in the caller's console.
+      const waited = startProcessWaitedInConsole(elements.map((element) => commandValue(element)));
+      for (const element of elements) if (!(waited && /^start-process\b/i.test(commandValue(element) ?? ''))) this.checkShellText(element);
       if (this.findings.length === before) this.checkDetachingCommand(node);
       if (this.findings.length === before) this.checkStartArgv(node);
       return;

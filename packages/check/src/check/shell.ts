@@ -16,13 +16,26 @@ const BEFORE = String.raw`(?:^|[\s;&|(\`'"\uE000])`;
 const BIN = String.raw`(?:(?:/opt/homebrew|/usr/local|/usr)?/s?bin/)?`;
 const command = (name: string, rest: string, flags = '') => new RegExp(`${BEFORE}${BIN}${name}${rest}`, flags);
 
+/** Start-Process's -Wait and -NoNewWindow, either order, on the same command, with no RunAs verb. */
+const WAITED_IN_CONSOLE = String.raw`(?![^;&|\n]{0,500}?\bRunAs\b)(?=[^;&|\n]{0,500}?\s-Wait(?=[\s;&|"']|$))(?=[^;&|\n]{0,500}?\s-NoNewWindow(?=[\s;&|"']|$))`;
+/**
+ * Whether an argument list's words run Start-Process waited for in the caller's console (`['-NoProfile',
+ * 'Start-Process', exe, '-Wait', '-NoNewWindow']`): its `Start-Process` element is then no finding.
+ */
+export function startProcessWaitedInConsole(words: ReadonlyArray<string | undefined>): boolean {
+  const lower = words.map((word) => word?.toLowerCase());
+  return lower.some((word) => word !== undefined && /^start-process\b/.test(word)) && lower.includes('-wait') && lower.includes('-nonewwindow') && !lower.some((word) => word !== undefined && /\brunas\b/.test(word));
+}
+
 // The spans between a command's words are bounded ({0,500}): with `*`, each occurrence of a name
 // scanned to the end of its line, and a long string of them took quadratic time.
 const BACKGROUNDING: Array<[RegExp, string]> = [
   [command('nohup', String.raw`(?:\s|$)`), 'nohup'],
   [command('setsid', String.raw`(?:\s|$)`), 'setsid'],
   [/(?:^|[\s;&|(\uE000])disown(?:\s|$|;)/, 'disown'],
-  [/(?:^|[\s;&|("'\uE000])Start-Process(?:\s|$)/i, 'Start-Process'],
+  // Not with both -Wait and -NoNewWindow on its command: the program runs in the caller's console
+  // and is waited for, a plain child (as cmd's `start /b /wait`); `-Verb RunAs` elevates whatever follows.
+  [new RegExp(String.raw`(?:^|[\s;&|("'\uE000])Start-Process(?:\s|$)(?!${WAITED_IN_CONSOLE})`, 'i'), 'Start-Process'],
 ];
 /**
  * The shell's "runas" verb (PowerShell's or VBScript's Shell.Application, `.ShellExecute(file,
