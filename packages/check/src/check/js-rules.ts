@@ -1833,11 +1833,34 @@ class JsFileAnalysis {
 
   /** Whether a call, were its callee a spawn function, would be reported: detaching options or backgrounding text. */
   private couldReport(call: ts.CallExpression): boolean {
-    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined) || this.detachingCommandOf(call) !== undefined || this.detachedReadOfOptions(call) !== undefined;
+    return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined || this.holdsShellText(argument)) || this.detachingCommandOf(call) !== undefined || this.detachedReadOfOptions(call) !== undefined;
+  }
+
+  /**
+   * Whether an argument is a name (or a list spreading one) that some literal it is declared,
+   * assigned, pushed or appended holds backgrounding text: checkShellText's sources, one name deep.
+   */
+  private holdsShellText(expression: ts.Expression): boolean {
+    const node = unwrap(expression);
+    if (ts.isSpreadElement(node)) return this.holdsShellText(node.expression);
+    if (ts.isArrayLiteralExpression(node)) return node.elements.some((element) => ts.isSpreadElement(element) && ts.isIdentifier(unwrap(element.expression)) && this.holdsShellText(element.expression));
+    if (!ts.isIdentifier(node)) return false;
+    const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...(this.appended.get(node.text) ?? [])];
+    return sources.some((source) => {
+      if (!source) return false;
+      if (!this.appendedTexts.has(source)) return this.shellConstruct(source) !== undefined;
+      const text = commandText(source, 0);
+      return text !== undefined && backgroundingIn(VALUE_MARK + text) !== undefined;
+    });
   }
 
   private checkShellText(expression: ts.Expression, viaName = false): void {
     const node = unwrap(expression);
+    // `[...adminCommand, args]`: the words of a list held in a name, spread into the argument list.
+    if (ts.isSpreadElement(node)) {
+      this.checkShellText(node.expression, viaName);
+      return;
+    }
     if (ts.isArrayLiteralExpression(node)) {
       const waited = this.startProcessWaited(node);
       for (const element of node.elements) if (!(waited && this.shellConstruct(element) === 'Start-Process')) this.checkShellText(element, viaName);

@@ -482,9 +482,10 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     return list;
   };
   /** Every string of a value at `valueAt`, at its own offset (an f-string's fields as values). */
-  const addStrings = (list: HeldCommand[], value: string, valueAt: number): void => {
+  const addStrings = (list: HeldCommand[], value: string, valueAt: number, waited = false): void => {
     for (const string of value.matchAll(HELD_STRING)) {
       const body = string[2] ?? string[3] ?? '';
+      if (waited && /^start-process\b/i.test(body)) continue; // waited for in the caller's console
       list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body });
     }
   };
@@ -492,13 +493,12 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
     const list = listOf(match[1] as string);
-    addStrings(list, value, valueAt);
     // A list is also read word by word, for cmd's start after `/c` (`["cmd", "/c", "start", "", url]`),
     // and whole where a shell joins it; what is added after it is a value.
-    if (value.startsWith('[')) {
-      const close = value.indexOf(']');
-      const words = listWords(value.slice(1, close));
-      if (close < value.length - 1) words.push(undefined);
+    const words = value.startsWith('[') ? listWords(value.slice(1, value.indexOf(']'))) : undefined;
+    addStrings(list, value, valueAt, words !== undefined && startProcessWaitedInConsole(words));
+    if (words) {
+      if (value.indexOf(']') < value.length - 1) words.push(undefined);
       list.push({ offset: valueAt, text: '', words });
     }
   }
@@ -1267,6 +1267,12 @@ class PythonFileAnalysis {
   private checkShellText(node: SyntaxNode, shell = false): void {
     if (node.type === 'identifier') {
       this.checkHeldCommand(node.text, shell);
+      return;
+    }
+    // `[*admin_command, exe]`: the words of a list held in a name, unpacked into the argument list.
+    if (node.type === 'list_splat') {
+      const inner = node.namedChildren[0];
+      if (inner?.type === 'identifier') this.checkHeldCommand(inner.text, shell);
       return;
     }
     if (node.type === 'list' || node.type === 'tuple') {
