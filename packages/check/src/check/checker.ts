@@ -21,13 +21,19 @@ const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]|setpg(?:rp(?:\?
 /** A `.childProcess` member, which is a child whatever it is a member of (js-rules.ts: OWN_NAME_CHILD_MEMBERS). */
 const CHILD_PROCESS_MEMBER = /\.(?:nodeC|c)hildProcess\b/;
 /**
+ * An argument vector of a detaching program, first in an array literal (`["systemd-run",
+ * "--no-block", …]`): js-rules.ts reads it wherever it is built (checkProgramVector).
+ */
+const PROGRAM_VECTOR = String.raw`\[\s*['"\x60](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?)['"\x60]\s*,`;
+/**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
  * text), from a project module (a relative specifier), on options typed as spawn options, or on a
- * `.childProcess` member. A file with none of these can report nothing, whatever it says about
- * `detached`: a minified bundle that mentions detached nodes in its comments is not parsed (a
- * megabyte of them was a second of CPU).
+ * `.childProcess` member, or is a detaching program's argument vector. A file with none of these
+ * can report nothing, whatever it says about `detached`: a minified bundle that mentions detached
+ * nodes in its comments is not parsed (a megabyte of them was a second of CPU).
  */
-const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|${CHILD_PROCESS_MEMBER.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]`);
+const PROGRAM_VECTOR_TEST = new RegExp(PROGRAM_VECTOR);
+const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|${CHILD_PROCESS_MEMBER.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]|${PROGRAM_VECTOR}`);
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one
@@ -129,15 +135,16 @@ export async function checkText(path: string, text: string, language: Language):
 
 /**
  * Whether a JS/TS file that passed the spawn gate by a relative specifier alone can report
- * anything: every finding but three hangs on a spawn function or handle, which such a file can only
+ * anything: every finding but four kinds hangs on a spawn function or handle, which such a file can only
  * get from a project module, and the project modules reachable from it are read for a spawn
- * module's name (project-reach.ts) before the parser is loaded. The three: a loose `detached`
+ * module's name (project-reach.ts) before the parser is loaded. The others: a loose `detached`
  * literal, reported in any file with a binding (a project import is one), a PTY spawn known by
- * its `cols` and `rows`, and `.childProcess.unref()`; a file that may hold any is parsed as before. A file not parsed here
+ * its `cols` and `rows`, `.childProcess.unref()`, and a detaching program's argument vector; a
+ * file that may hold any is parsed as before. A file not parsed here
  * has no syntax error reported, as for any file the prefilter turns away.
  */
 function spawnReachable(path: string, text: string): boolean {
-  if (SPAWN_MODULE_WORDS.test(text) || DETACHED_KEY.test(text) || CHILD_PROCESS_MEMBER.test(text) || (COLS.test(text) && ROWS.test(text))) return true;
+  if (SPAWN_MODULE_WORDS.test(text) || DETACHED_KEY.test(text) || CHILD_PROCESS_MEMBER.test(text) || (COLS.test(text) && ROWS.test(text)) || PROGRAM_VECTOR_TEST.test(text)) return true;
   return projectMayBindSpawn(path, text);
 }
 

@@ -15,7 +15,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -180,6 +180,7 @@ function projectModule(from: string, specifier: string, context: ImportContext):
  * the analyser's hottest line.
  */
 const SK = {
+  ArrayLiteralExpression: ts.SyntaxKind.ArrayLiteralExpression,
   AmpersandAmpersandToken: ts.SyntaxKind.AmpersandAmpersandToken,
   BarBarToken: ts.SyntaxKind.BarBarToken,
   BinaryExpression: ts.SyntaxKind.BinaryExpression,
@@ -602,6 +603,8 @@ class JsFileAnalysis {
   private readonly parameterNames = new Set<string>();
   private readonly calls: ts.CallExpression[] = [];
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
+  /** Array literals whose first word is a detaching program's (`["systemd-run", ...]`), read after the calls. */
+  private readonly programVectors: ts.ArrayLiteralExpression[] = [];
   private readonly typedDeclarations: ts.VariableDeclaration[] = [];
   private readonly detachedProperties: ts.ObjectLiteralElementLike[] = [];
   /** Source text of the expressions that hold a child handle (`child`, `this.proc`). */
@@ -651,7 +654,25 @@ class JsFileAnalysis {
     for (const tagged of this.taggedTemplates) this.checkTaggedTemplate(tagged);
     for (const declaration of this.typedDeclarations) this.checkTypedDeclaration(declaration);
     if (this.bindings.size > 0) this.checkLooseLiterals();
+    for (const list of this.programVectors) this.checkProgramVector(list);
     return this.findings;
+  }
+
+  /**
+   * An argument vector of a program whose job is to detach, built anywhere (`["systemd-run",
+   * "--unit", name, "--no-block", "--"].concat(cmd)`, handed to a framework's own spawn): reported
+   * as the program run with those words would be, unless a finding already covers its line (a
+   * spawn reported with it). A list of bare words (`["screen", "tmux"]`, names of programs) is data:
+   * some element after the first must be an option, a path or a value. Python: enterArgumentVector.
+   */
+  private checkProgramVector(list: ts.ArrayLiteralExpression): void {
+    const words = list.elements.map((element) => commandText(element, 0));
+    if (!words.slice(1).some((word) => word === undefined || /^-|[\/\\]/.test(word))) return;
+    const name = detachingCommandIn(words);
+    if (!name) return;
+    const line = this.lineOf(list.getStart(this.sf));
+    if (this.findings.some((finding) => finding.spans.some(([first, last]) => first <= line && line <= last))) return;
+    this.report(list, 'shell-background', 'error', `\`${name}\` starts the program away from its owner, which cannot end it`, list);
   }
 
   private reportParseErrors(): void {
@@ -770,6 +791,13 @@ class JsFileAnalysis {
       case SK.TaggedTemplateExpression:
         this.taggedTemplates.push(node as ts.TaggedTemplateExpression);
         break;
+      case SK.ArrayLiteralExpression: {
+        // `["systemd-run", "--user", cmd]` built anywhere: read after the calls (checkProgramVector).
+        const [first, , third] = (node as ts.ArrayLiteralExpression).elements;
+        const text = (element: ts.Expression | undefined) => (element && (ts.isStringLiteral(element) || ts.isNoSubstitutionTemplateLiteral(element)) ? element.text : undefined);
+        if (mayBeDetachingArgv(text(first), text(third))) this.programVectors.push(node as ts.ArrayLiteralExpression);
+        break;
+      }
       case SK.BinaryExpression:
         if ((node as ts.BinaryExpression).operatorToken.kind === SK.EqualsToken) this.collectAssignment(node as ts.BinaryExpression);
         else if (isCompoundAssignment((node as ts.BinaryExpression).operatorToken.kind) && ts.isIdentifier(unwrap((node as ts.BinaryExpression).left))) {
