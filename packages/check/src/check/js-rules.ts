@@ -1063,6 +1063,14 @@ class JsFileAnalysis {
         // properties of it still reaches a spawn, so both count as callable module objects.
         return shape.callableDefault ? { kind: 'callable', shape } : { kind: 'namespace', shape };
       }
+      // `requireNativeModule<typeof pty>('node-pty')`, `getCoreNodeModule('node-pty')`: a loader of
+      // its own (editor extensions load the editor's bundled node-pty so), named as one, handed a
+      // PTY module's name alone. Only PTY modules: their names mean nothing else to a function.
+      const loader = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : '';
+      if (!isRequire && !isImport && /require|load|import|module/i.test(loader) && specifier && ts.isStringLiteral(specifier)) {
+        const shape = SPAWN_MODULES.get(specifier.text);
+        if (shape?.pty) return { kind: 'namespace', shape };
+      }
     }
     return undefined;
   }
