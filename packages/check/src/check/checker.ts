@@ -9,14 +9,14 @@ import { preloadTypeScript } from './typescript-cache.js';
 
 // Grouped by first letter, as shell.ts's words are (a long alternation scans slower).
 const PYTHON_PREFILTER =
-  /s(?:tart_new_|et(?:sid|pg(?:id|rp|roup)))|process_group|windows_detach_popen_kwargs|\bp(?:ty(?:process)?|expect)\b|forkpty|D(?:aemonContext|ETACHED_PROCESS|etached\s*\()|\bdimensions\s*=|CREATE_(?:NEW_(?:PROCESS_GROUP|CONSOLE)|BREAKAWAY_FROM_JOB)|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN|PtyFlags/;
+  /s(?:tart_new_|et(?:sid|pg(?:id|rp|roup)))|process_group|windows_detach_popen_kwargs|\bp(?:ty(?:process)?|expect)\b|forkpty|D(?:aemonContext|ETACHED_PROCESS|etached\s*\()|\bdimensions\s*=|CREATE_(?:NEW_(?:PROCESS_GROUP|CONSOLE)|BREAKAWAY_FROM_JOB)|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN|PtyFlags|StartTransientUnit/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.
 // `'daemon'` quoted: npm's daemon package, named by its specifier (every call of it detaches).
 // `setpgrp(`/`setpgid(0`: Python code given to an interpreter's -c (shell.ts: DETACHING_CODE), or a
 // POSIX binding's own (`setpgid?.(0, 0)` from posix-node; `setsid` is a shell word).
-const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]|setpg(?:rp(?:\?\.)?\(|id(?:\?\.)?\(\s*0)/;
+const JS_PREFILTER = /detach|\bunref\b|node-pty|['"`]daemon['"`]|setpg(?:rp(?:\?\.)?\(|id(?:\?\.)?\(\s*0)|StartTransientUnit/;
 
 /** A `.childProcess` member, which is a child whatever it is a member of (js-rules.ts: OWN_NAME_CHILD_MEMBERS). */
 const CHILD_PROCESS_MEMBER = /\.(?:nodeC|c)hildProcess\b/;
@@ -32,8 +32,8 @@ const PROGRAM_VECTOR = String.raw`\[\s*['"\x60](?:[\w.\/-]*\/)?(?:twistd|systemd
  * can report nothing, whatever it says about `detached`: a minified bundle that mentions detached
  * nodes in its comments is not parsed (a megabyte of them was a second of CPU).
  */
-const PROGRAM_VECTOR_TEST = new RegExp(PROGRAM_VECTOR);
-const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|${CHILD_PROCESS_MEMBER.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]|${PROGRAM_VECTOR}`);
+const PROGRAM_VECTOR_TEST = new RegExp(`${PROGRAM_VECTOR}|StartTransientUnit`);
+const JS_SPAWN_GATE = new RegExp(`${SPAWN_MODULE_WORDS.source}|${CHILD_PROCESS_MEMBER.source}|(?:from|require\\s*\\(|import\\s*\\()\\s*['"\`]\\.\\.?[/'"\`]|${PROGRAM_VECTOR}|StartTransientUnit`);
 
 /**
  * Every word any later test looks for, in one expression: most files hold none of them, and one

@@ -403,6 +403,18 @@ function unrefAfterExit(call: ts.CallExpression, child: ts.Expression, sf: ts.So
 }
 
 /**
+ * A D-Bus call of systemd's `Manager.StartTransientUnit`: the method called by its name
+ * (`manager.StartTransientUnit(name, 'fail', props, [])`, dbus-next's proxies) or named by a string
+ * argument of a generic method call beside systemd's bus name (`callMethod('org.freedesktop.systemd1.Manager',
+ * 'StartTransientUnit', …)`; not `text.includes('StartTransientUnit')`). Python: the same.
+ */
+function startsTransientUnit(call: ts.CallExpression): boolean {
+  if (memberName(unwrap(call.expression)) === 'StartTransientUnit') return true;
+  const strings = call.arguments.map(unwrap).filter((node) => ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)).map((node) => (node as ts.StringLiteral).text);
+  return strings.includes('StartTransientUnit') && strings.some((text) => text.startsWith('org.freedesktop.systemd1'));
+}
+
+/**
  * `cp.unref(); return cp.kill(signal)`: an unref in the same block as, and before, the same child's
  * `kill` (renovate's timeout: the owner stops waiting on a child it is ending, not one it leaves
  * running). Only a statement of its own, and a `kill` among the statements after it.
@@ -1657,6 +1669,10 @@ class JsFileAnalysis {
       return;
     }
     if (this.checkSelfDetach(call, callee)) return;
+    if (startsTransientUnit(call)) {
+      this.report(call, 'shell-background', 'error', 'systemd\'s `StartTransientUnit` (over D-Bus, as systemd-run calls it) starts the unit\'s program under systemd, away from its owner, which cannot end it', call);
+      return;
+    }
     if (this.isDaemonFunction(callee)) {
       this.report(call, 'js-detached-spawn', 'error', 'npm\'s `daemon` package spawns with `detached` set (called as the module, it starts this script again so and ends this one): the child leads its own group and outlives its owner', call);
       return;

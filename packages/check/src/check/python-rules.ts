@@ -573,7 +573,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached|PtyFlags)\b/g;
+  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached|PtyFlags|StartTransientUnit)\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
@@ -712,6 +712,8 @@ class PythonFileAnalysis {
     }
     return held;
   };
+  /** Whether the text names systemd's StartTransientUnit at all: its calls are looked for only then. */
+  private readonly namesTransientUnit: boolean;
   /** Set when a watched local name is used in a statement the parser was not given. */
   leftOutUse = false;
   /** Names bound to an option's name (`KEY = "start_new_session"`). */
@@ -725,6 +727,7 @@ class PythonFileAnalysis {
     private readonly selection: StatementSelection | undefined,
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
+    this.namesTransientUnit = text.includes('StartTransientUnit');
     this.triggers = triggers.slice();
     this.constants = optionConstants(text);
   }
@@ -956,8 +959,23 @@ class PythonFileAnalysis {
     // Qt's QProcess.startDetached (PyQt, PySide; static or on an instance): on Unix the program is
     // forked twice and leads a session of its own, reparented away from the caller.
     if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
+    // systemd's Manager.StartTransientUnit over D-Bus, called by name or named by a string argument
+    // of a generic method call beside systemd's bus name (cockpit's `message_new_method_call(
+    // "org.freedesktop.systemd1", …, "StartTransientUnit", …)`):
+    // the unit's program runs under systemd, as systemd-run's does. JS: the same.
+    if (this.namesTransientUnit && (member === 'StartTransientUnit' || this.transientUnitArgument(cursor.currentNode))) {
+      this.report(cursor.currentNode, 'shell-background', 'systemd\'s `StartTransientUnit` (over D-Bus, as systemd-run calls it) starts the unit\'s program under systemd, away from its owner, which cannot end it');
+    }
     // Popped when the call is left: findings inside it carry its span.
     this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
+  }
+
+  /** `call(…, "org.freedesktop.systemd1…", …, "StartTransientUnit", …)`: the method named beside systemd's bus name. */
+  private transientUnitArgument(call: SyntaxNode): boolean {
+    const args = call.childForFieldName('arguments');
+    if (args?.type !== 'argument_list') return false;
+    const strings = args.namedChildren.filter((argument) => argument?.type === 'string').map((argument) => stringValue(argument as SyntaxNode) ?? '');
+    return strings.includes('StartTransientUnit') && strings.some((text) => text.startsWith('org.freedesktop.systemd1'));
   }
 
   /**
