@@ -15,7 +15,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -201,8 +201,11 @@ const SK = {
   PropertyAssignment: ts.SyntaxKind.PropertyAssignment,
   PropertyDeclaration: ts.SyntaxKind.PropertyDeclaration,
   QuestionQuestionToken: ts.SyntaxKind.QuestionQuestionToken,
+  NoSubstitutionTemplateLiteral: ts.SyntaxKind.NoSubstitutionTemplateLiteral,
   ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
+  StringLiteral: ts.SyntaxKind.StringLiteral,
   TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
+  TemplateExpression: ts.SyntaxKind.TemplateExpression,
   ThisKeyword: ts.SyntaxKind.ThisKeyword,
   TrueKeyword: ts.SyntaxKind.TrueKeyword,
   VariableDeclaration: ts.SyntaxKind.VariableDeclaration,
@@ -615,6 +618,10 @@ class JsFileAnalysis {
   private readonly parameterNames = new Set<string>();
   private readonly calls: ts.CallExpression[] = [];
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
+  /** Whether the text names ShellExecute and runas both: only then are its strings read as scripts. */
+  private readonly namesElevation: boolean;
+  /** String and template literals of such a file, read after the calls (checkElevatingScript). */
+  private readonly scriptTexts: ts.Expression[] = [];
   /** Array literals whose first word is a detaching program's (`["systemd-run", ...]`), read after the calls. */
   private readonly programVectors: ts.ArrayLiteralExpression[] = [];
   private readonly typedDeclarations: ts.VariableDeclaration[] = [];
@@ -647,6 +654,7 @@ class JsFileAnalysis {
     private readonly context: ImportContext,
   ) {
     this.mentionsDetachedMember = sf.text.includes('.detached');
+    this.namesElevation = /ShellExecute/i.test(sf.text) && /runas/i.test(sf.text);
   }
 
   /** Collection and the facts every check relies on: handles, stored spawn functions, wrappers. */
@@ -667,7 +675,21 @@ class JsFileAnalysis {
     for (const declaration of this.typedDeclarations) this.checkTypedDeclaration(declaration);
     if (this.bindings.size > 0) this.checkLooseLiterals();
     for (const list of this.programVectors) this.checkProgramVector(list);
+    for (const script of this.scriptTexts) this.checkElevatingScript(script);
     return this.findings;
+  }
+
+  /**
+   * Script text calling ShellExecute with "runas", written anywhere (react-native's VBScript,
+   * written to a file and run): reported at the string unless a finding already covers its first
+   * line (the same text handed to a spawn). Python: the same for its strings.
+   */
+  private checkElevatingScript(script: ts.Expression): void {
+    const text = commandText(script, 0);
+    if (text === undefined || !elevatingScriptIn(text)) return;
+    const line = this.lineOf(script.getStart(this.sf));
+    if (this.findings.some((finding) => finding.spans.some(([first, last]) => first <= line && line <= last))) return;
+    this.report(script, 'shell-background', 'error', 'script text calls ShellExecute with the "runas" verb: the program it names starts elevated, outside the caller\'s tree and job', script);
   }
 
   /**
@@ -802,6 +824,11 @@ class JsFileAnalysis {
         break;
       case SK.TaggedTemplateExpression:
         this.taggedTemplates.push(node as ts.TaggedTemplateExpression);
+        break;
+      case SK.StringLiteral:
+      case SK.NoSubstitutionTemplateLiteral:
+      case SK.TemplateExpression:
+        if (this.namesElevation) this.scriptTexts.push(node as ts.Expression);
         break;
       case SK.ArrayLiteralExpression: {
         // `["systemd-run", "--user", cmd]` built anywhere: read after the calls (checkProgramVector).

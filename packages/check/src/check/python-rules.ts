@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -712,6 +712,8 @@ class PythonFileAnalysis {
     }
     return held;
   };
+  /** Whether the text names ShellExecute and runas both: only then are its strings read as scripts. */
+  private readonly namesElevation: boolean;
   /** Whether the text names systemd's StartTransientUnit at all: its calls are looked for only then. */
   private readonly namesTransientUnit: boolean;
   /** Set when a watched local name is used in a statement the parser was not given. */
@@ -728,6 +730,7 @@ class PythonFileAnalysis {
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
     this.namesTransientUnit = text.includes('StartTransientUnit');
+    this.namesElevation = /ShellExecute/i.test(text) && /runas/i.test(text);
     this.triggers = triggers.slice();
     this.constants = optionConstants(text);
   }
@@ -936,6 +939,9 @@ class PythonFileAnalysis {
       case 'tuple':
         this.enterArgumentVector(cursor.currentNode);
         return { children: CHILDREN_NAMED, fields: 0, call: false };
+      case 'string':
+        if (this.namesElevation) this.checkElevatingScript(cursor.currentNode);
+        return { children: CHILDREN_NAMED, fields: 0, call: false };
       default:
         return { children: CHILDREN_NAMED, fields: 0, call: false };
     }
@@ -968,6 +974,19 @@ class PythonFileAnalysis {
     }
     // Popped when the call is left: findings inside it carry its span.
     this.enclosingCalls.push([cursor.startPosition.row + 1, cursor.endPosition.row + 1]);
+  }
+
+  /**
+   * Script text calling ShellExecute with "runas", written anywhere (a VBScript or PowerShell
+   * script written to a file and run): reported at the string unless a finding already covers its
+   * first line (the same text handed to a command runner, or ShellExecute called here). JS: the same.
+   */
+  private checkElevatingScript(node: SyntaxNode): void {
+    const text = stringValue(node);
+    if (text === undefined || !elevatingScriptIn(text)) return;
+    const line = node.startPosition.row + 1;
+    if (this.findings.some((finding) => finding.line === line || finding.spans.some(([first, last]) => first <= line && line <= last))) return;
+    this.report(node, 'shell-background', 'script text calls ShellExecute with the "runas" verb: the program it names starts elevated, outside the caller\'s tree and job');
   }
 
   /** `call(…, "org.freedesktop.systemd1…", …, "StartTransientUnit", …)`: the method named beside systemd's bus name. */

@@ -42,7 +42,24 @@ const BACKGROUNDING: Array<[RegExp, string]> = [
  * args, dir, "runas")`): the program starts elevated, from the Application Information service,
  * outside the caller's tree and job. Read on the text as written: the verb is a quoted word.
  */
-const ELEVATING_VERB = /ShellExecute(?:Ex)?\b[^\n]{0,500}?["']runas["']/i;
+// VBScript's ` _` at a line's end continues the statement on the next line.
+const ELEVATING_VERB = /ShellExecute(?:Ex)?\b(?:[^\n]|[ \t]_\r?\n){0,500}?["']runas["']/i;
+
+/**
+ * The same as a call's argument, after a comma (`objShell.ShellExecute "wscript.exe", args, "",
+ * "runas", 1`, `ShellExecute(0, "runas", …)`): prose naming the verb (`ShellExecute with the
+ * "runas" verb`) has none before it.
+ */
+const ELEVATING_CALL = /ShellExecute(?:Ex)?\b(?:[^\n]|[ \t]_\r?\n){0,500}?[,(][ \t]*(?:_\r?\n[ \t]*)?["']runas["']/i;
+
+/**
+ * Whether script text (VBScript, PowerShell, JScript), wherever it is written, calls the shell's
+ * ShellExecute with the "runas" verb: a script written out to a file and run later (react-native's
+ * elevation) elevates as surely as one handed to a shell.
+ */
+export function elevatingScriptIn(text: string): boolean {
+  return ELEVATING_CALL.test(text);
+}
 
 /**
  * cmd's `start` (PowerShell's `Start`, an alias of Start-Process, too): it starts its program in
