@@ -452,6 +452,8 @@ function inWindowsOnlyBranch(node: SyntaxNode): boolean {
   return false;
 }
 
+/** A keyword that hands ssh its own options (`ssh_opts`, `ssh_args`, `ssh_options`, `ssh_flags`). */
+const SSH_OPTIONS_KEYWORD = /^ssh_?(?:opts|options|args|flags)$/;
 /** Option names (keywords, dict keys, subscripts) that can detach or carry detach flags. */
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
@@ -573,7 +575,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached|PtyFlags|StartTransientUnit)\b/g;
+  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached|PtyFlags|StartTransientUnit|ssh_?(?:opts|options|args|flags))\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
@@ -1053,6 +1055,21 @@ class PythonFileAnalysis {
     cursor.gotoParent();
     if (hasValue && name !== undefined && OPTION_NAMES.has(name)) this.checkKeywordArgument(cursor.currentNode);
     if (hasValue && name === 'lpVerb') this.checkVerb(cursor.currentNode.childForFieldName('value'), cursor.currentNode);
+    if (hasValue && name !== undefined && SSH_OPTIONS_KEYWORD.test(name)) this.checkSshOptions(cursor.currentNode);
+  }
+
+  /**
+   * `self.popen(args, ssh_opts=["-f"])`: ssh's own options handed on by a keyword named for them
+   * (plumbum's SshMachine, ssh wrappers' `ssh_args`), read as ssh run with them: `-f` forks the
+   * client into the background once it has authenticated, as `ssh -f` in a command does.
+   */
+  private checkSshOptions(node: SyntaxNode): void {
+    const value = node.childForFieldName('value');
+    if (!value) return;
+    const words = value.type === 'list' || value.type === 'tuple' ? value.namedChildren.filter((child) => child !== null && child.type !== 'comment').map((child) => stringValue(child as SyntaxNode)) : stringValue(value)?.split(/\s+/).filter(Boolean);
+    if (!words || words.length === 0) return;
+    const construct = detachingCommandIn(['ssh', ...words, VALUE_MARK]);
+    if (construct) this.report(node, 'shell-background', `ssh options \`${value.text.slice(0, 40)}\` make ssh fork into the background (${construct}), away from its owner`);
   }
 
   /** `ShellExecuteW(None, "runas", exe, params, None, 1)`: the verb among its arguments. */
