@@ -99,6 +99,16 @@ test('leash check fails closed', async (t) => {
       // 5,000 spawns of options whose `detached` only an inner function's own `options` reads: each
       // spawn looked at every read, and each read scanned the body's statements (over 10 minutes).
       'shadowed.mjs': `import { spawn } from 'node:child_process';\nexport function outer(options) {\n  const inner = (options) => {\n${'    if (options.detached) log();\n'.repeat(5000)}  };\n${"  spawn('x', [], options);\n".repeat(5000)}  return inner;\n}\n`,
+      // A wrapper handing its own `start_new_session` on 4,000 times: each keyword walked the
+      // whole body for a rebinding (110 s; one answer per wrapper and name now).
+      'wrapper.py': `import subprocess\n\ndef run(cmd, start_new_session=False):\n${'    subprocess.Popen(cmd, start_new_session=start_new_session)\n'.repeat(4000)}`,
+      // 4,000 unrefs of one child in a block that kills it last: each unref read the statements
+      // after it (3 s; a block's kills are read once now).
+      'kills.mjs': `import { spawn } from 'node:child_process';\nexport function stop() {\n  const cp = spawn('x');\n${'  cp.unref();\n'.repeat(4000)}  cp.kill();\n}\n`,
+      // A name assigned 3,000 lists and handed 3,000 times to a project function: each call read
+      // every list to know whether the callee was worth looking up (28 s; once a name now).
+      'held.mjs': `import { run } from './w.mjs';\nsetTimeout(() => {}, 1).unref();\nlet words = ['-NoProfile'];\n${"words = ['-NoProfile', '-Command', 'Start-Sleep 1'];\n".repeat(3000)}${'run(words);\n'.repeat(3000)}`,
+      'w.mjs': "import { spawn } from 'node:child_process';\nexport const run = (words) => spawn('powershell', words);\n",
     });
     const started = Date.now();
     const run = await runCheck(['--format', 'json', '.'], dir, mark);
@@ -107,7 +117,7 @@ test('leash check fails closed', async (t) => {
     const report = JSON.parse(run.stdout) as JsonReport;
     assert.deepEqual(report.failures, []);
     assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['blanks.mjs:2 shell-background', 'quoted.py:2 shell-background']);
-    assert.ok(tookMs < 10_000, `${tookMs} ms for ten files (about 1.5 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the last two)`);
+    assert.ok(tookMs < 10_000, `${tookMs} ms for fifteen files (about 2 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the two after, 110, 3 and 28 s for the last three)`);
   });
 
   await t.test('never opens a FIFO: named is exit 2, met in a walk or in git mode is a note', async () => {

@@ -425,16 +425,29 @@ function startsTransientUnit(call: ts.CallExpression): boolean {
 function unrefBeforeKill(call: ts.CallExpression, child: ts.Expression, sf: ts.SourceFile): boolean {
   const statement = call.parent;
   if (!statement || !ts.isExpressionStatement(statement) || !ts.isBlock(statement.parent)) return false;
-  const childText = unwrap(child).getText(sf);
-  const later = statement.parent.statements.slice(statement.parent.statements.indexOf(statement) + 1);
-  const kills = (node: ts.Node): boolean => {
-    if (ts.isCallExpression(node)) {
-      const callee = unwrap(node.expression);
-      if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'kill' && unwrap(callee.expression).getText(sf) === childText) return true;
-    }
-    return !ts.isFunctionLike(node) && ts.forEachChild(node, kills) === true;
-  };
-  return later.some(kills);
+  const lastKill = lastKillsIn(statement.parent, sf).get(unwrap(child).getText(sf));
+  return lastKill !== undefined && lastKill > statement.parent.statements.indexOf(statement);
+}
+
+/** For a block: the index of the last statement holding `x.kill(…)` (not inside a function), by `x`'s text. Read once a block. */
+const blockKills = new WeakMap<ts.Block, Map<string, number>>();
+function lastKillsIn(block: ts.Block, sf: ts.SourceFile): Map<string, number> {
+  let kills = blockKills.get(block);
+  if (kills) return kills;
+  const found = new Map<string, number>();
+  block.statements.forEach((statement, index) => {
+    const visit = (node: ts.Node): void => {
+      if (ts.isCallExpression(node)) {
+        const callee = unwrap(node.expression);
+        if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'kill') found.set(unwrap(callee.expression).getText(sf), index);
+      }
+      if (!ts.isFunctionLike(node)) ts.forEachChild(node, visit);
+    };
+    visit(statement);
+  });
+  kills = found;
+  blockKills.set(block, kills);
+  return kills;
 }
 
 /**
@@ -620,6 +633,10 @@ class JsFileAnalysis {
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
   /** Whether the text names ShellExecute and runas both: only then are its strings read as scripts. */
   private readonly namesElevation: boolean;
+  /** Whether the text names systemd's StartTransientUnit: only then are calls looked at for it. */
+  private readonly namesTransientUnit: boolean;
+  /** holdsShellText's answer for a name: the same sources for every use of it. */
+  private readonly heldShellAnswers = new Map<string, boolean>();
   /** String and template literals of such a file, read after the calls (checkElevatingScript). */
   private readonly scriptTexts: ts.Expression[] = [];
   /** Array literals whose first word is a detaching program's (`["systemd-run", ...]`), read after the calls. */
@@ -655,6 +672,7 @@ class JsFileAnalysis {
   ) {
     this.mentionsDetachedMember = sf.text.includes('.detached');
     this.namesElevation = /ShellExecute/i.test(sf.text) && /runas/i.test(sf.text);
+    this.namesTransientUnit = sf.text.includes('StartTransientUnit');
   }
 
   /** Collection and the facts every check relies on: handles, stored spawn functions, wrappers. */
@@ -1696,7 +1714,7 @@ class JsFileAnalysis {
       return;
     }
     if (this.checkSelfDetach(call, callee)) return;
-    if (startsTransientUnit(call)) {
+    if (this.namesTransientUnit && startsTransientUnit(call)) {
       this.report(call, 'shell-background', 'error', 'systemd\'s `StartTransientUnit` (over D-Bus, as systemd-run calls it) starts the unit\'s program under systemd, away from its owner, which cannot end it', call);
       return;
     }
@@ -1924,13 +1942,17 @@ class JsFileAnalysis {
     if (ts.isSpreadElement(node)) return this.holdsShellText(node.expression);
     if (ts.isArrayLiteralExpression(node)) return node.elements.some((element) => ts.isSpreadElement(element) && ts.isIdentifier(unwrap(element.expression)) && this.holdsShellText(element.expression));
     if (!ts.isIdentifier(node)) return false;
+    const known = this.heldShellAnswers.get(node.text);
+    if (known !== undefined) return known;
     const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...(this.appended.get(node.text) ?? [])];
-    return sources.some((source) => {
+    const holds = sources.some((source) => {
       if (!source) return false;
       if (!this.appendedTexts.has(source)) return this.shellConstruct(source) !== undefined;
       const text = commandText(source, 0);
       return text !== undefined && backgroundingIn(VALUE_MARK + text) !== undefined;
     });
+    this.heldShellAnswers.set(node.text, holds);
+    return holds;
   }
 
   private checkShellText(expression: ts.Expression, viaName = false): void {

@@ -243,12 +243,22 @@ function optionDetaches(name: string | undefined, value: SyntaxNode, heldFalse?:
  * parameter named as the option (lutris's `start_new_session=run_in_background` is reported), of
  * the nearest function, whose body binds the name nowhere else.
  */
-function handsOnFalseDefault(value: SyntaxNode): boolean {
+function handsOnFalseDefault(value: SyntaxNode, memo: Map<string, boolean>): boolean {
   if (value.type !== 'identifier') return false;
   const name = value.text;
   let at = value.parent;
   while (at && at.type !== 'function_definition' && at.type !== 'lambda') at = at.parent;
   if (!at || at.type !== 'function_definition') return false;
+  // One answer per function and name: a wrapper may hand the option on many times.
+  const key = `${at.startIndex}\0${name}`;
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  const answer = falseDefaultKept(at, name);
+  memo.set(key, answer);
+  return answer;
+}
+
+function falseDefaultKept(at: SyntaxNode, name: string): boolean {
   const parameter = at.childForFieldName('parameters')?.namedChildren.find(
     (p) => (p?.type === 'default_parameter' || p?.type === 'typed_default_parameter') && p.childForFieldName('name')?.text === name,
   );
@@ -716,6 +726,8 @@ class PythonFileAnalysis {
   };
   /** Whether the text names ShellExecute and runas both: only then are its strings read as scripts. */
   private readonly namesElevation: boolean;
+  /** handsOnFalseDefault's answers, by function and name. */
+  private readonly falseDefaults = new Map<string, boolean>();
   /** Whether the text names systemd's StartTransientUnit at all: its calls are looked for only then. */
   private readonly namesTransientUnit: boolean;
   /** Set when a watched local name is used in a statement the parser was not given. */
@@ -1141,7 +1153,7 @@ class PythonFileAnalysis {
     const name = node.childForFieldName('name')?.text;
     const value = node.childForFieldName('value');
     if (!value) return;
-    if (optionDetaches(name, value, this.heldFalse) && !(value.text === name && handsOnFalseDefault(value))) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
+    if (optionDetaches(name, value, this.heldFalse) && !(value.text === name && handsOnFalseDefault(value, this.falseDefaults))) this.report(node, 'py-new-session', `\`${name}=${value.text.slice(0, 40)}\` puts the child in its own session or group`);
     if (name === 'creationflags') this.checkFlagLiterals(value);
   }
 
