@@ -452,19 +452,24 @@ function lastKillsIn(block: ts.Block, sf: ts.SourceFile): Map<string, number> {
 
 /**
  * The expression a value stands in once the parentheses and `!` around it are climbed, and with
- * `throughLogical` the `&&`/`||`/`??` too; `tested` says a logical operator was crossed.
+ * `throughLogical` the `&&`/`||`/`??` too; `tested` says a logical operator was crossed, `negated`
+ * that an odd number of `!` were.
  */
-function climbTest(node: ts.Node, throughLogical: boolean): { value: ts.Node; tested: boolean } {
+function climbTest(node: ts.Node, throughLogical: boolean): { value: ts.Node; tested: boolean; negated: boolean } {
   let value = node;
   let tested = false;
+  let negated = false;
   for (let up = value.parent; up; up = value.parent) {
-    if (ts.isParenthesizedExpression(up) || (ts.isPrefixUnaryExpression(up) && up.operator === ts.SyntaxKind.ExclamationToken)) value = up;
-    else if (throughLogical && ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind)) {
+    if (ts.isParenthesizedExpression(up)) value = up;
+    else if (ts.isPrefixUnaryExpression(up) && up.operator === ts.SyntaxKind.ExclamationToken) {
+      negated = !negated;
+      value = up;
+    } else if (throughLogical && ts.isBinaryExpression(up) && isLogical(up.operatorToken.kind)) {
       tested = true;
       value = up;
     } else break;
   }
-  return { value, tested };
+  return { value, tested, negated };
 }
 
 /** A module that binds POSIX's process calls for Node (`posix`, `posix-node`, `node-posix`), named in the file. */
@@ -697,6 +702,11 @@ class JsFileAnalysis {
     return this.findings;
   }
 
+  /** Whether a finding already covers a line (a spawn reported with the text read there). */
+  private reportedOn(line: number): boolean {
+    return this.findings.some((finding) => finding.spans.some(([first, last]) => first <= line && line <= last));
+  }
+
   /**
    * Script text calling ShellExecute with "runas", written anywhere (react-native's VBScript,
    * written to a file and run): reported at the string unless a finding already covers its first
@@ -706,7 +716,7 @@ class JsFileAnalysis {
     const text = commandText(script, 0);
     if (text === undefined || !elevatingScriptIn(text)) return;
     const line = this.lineOf(script.getStart(this.sf));
-    if (this.findings.some((finding) => finding.spans.some(([first, last]) => first <= line && line <= last))) return;
+    if (this.reportedOn(line)) return;
     this.report(script, 'shell-background', 'error', 'script text calls ShellExecute with the "runas" verb: the program it names starts elevated, outside the caller\'s tree and job', script);
   }
 
@@ -723,7 +733,7 @@ class JsFileAnalysis {
     const name = detachingCommandIn(words);
     if (!name) return;
     const line = this.lineOf(list.getStart(this.sf));
-    if (this.findings.some((finding) => finding.spans.some(([first, last]) => first <= line && line <= last))) return;
+    if (this.reportedOn(line)) return;
     this.report(list, 'shell-background', 'error', `\`${name}\` starts the program away from its owner, which cannot end it`, list);
   }
 
@@ -1855,14 +1865,17 @@ class JsFileAnalysis {
     return reads;
   }
 
-  /** Whether a read of `x.detached` takes it as it is: not written, deleted, or refused by a throw. */
+  /**
+   * Whether a read of `x.detached` takes it as it is: not written, deleted, or refused by a throw
+   * (`if (x.detached) throw …`; `if (!x.detached) throw …` requires it, a use).
+   */
   private readsForUse(access: ts.PropertyAccessExpression): boolean {
-    const { value } = climbTest(access, false);
+    const { value, negated } = climbTest(access, false);
     const up = value.parent;
     if (!up) return true;
     if (ts.isDeleteExpression(up)) return false;
     if (ts.isBinaryExpression(up) && up.left === value && (up.operatorToken.kind === SK.EqualsToken || isCompoundAssignment(up.operatorToken.kind))) return false;
-    if (ts.isIfStatement(up) && up.expression === value) {
+    if (ts.isIfStatement(up) && up.expression === value && !negated) {
       const then = ts.isBlock(up.thenStatement) ? up.thenStatement.statements[0] : up.thenStatement;
       if (then && ts.isThrowStatement(then)) return false;
     }
@@ -1933,6 +1946,11 @@ class JsFileAnalysis {
     return call.arguments.some((argument) => this.detachingNode(argument, new Set()) !== undefined || this.shellConstruct(argument) !== undefined || this.holdsShellText(argument)) || this.detachingCommandOf(call) !== undefined || this.detachedReadOfOptions(call) !== undefined;
   }
 
+  /** Every literal a name is declared, assigned, pushed or appended (command text held in it). */
+  private heldSources(name: string): Array<ts.Expression | undefined> {
+    return [...(this.variables.get(name) ?? []).map((d) => d.initializer), ...(this.mutations.get(name) ?? []), ...(this.pushes.get(name) ?? []), ...(this.appended.get(name) ?? [])];
+  }
+
   /**
    * Whether an argument is a name (or a list spreading one) that some literal it is declared,
    * assigned, pushed or appended holds backgrounding text: checkShellText's sources, one name deep.
@@ -1944,7 +1962,7 @@ class JsFileAnalysis {
     if (!ts.isIdentifier(node)) return false;
     const known = this.heldShellAnswers.get(node.text);
     if (known !== undefined) return known;
-    const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...(this.appended.get(node.text) ?? [])];
+    const sources = this.heldSources(node.text);
     const holds = sources.some((source) => {
       if (!source) return false;
       if (!this.appendedTexts.has(source)) return this.shellConstruct(source) !== undefined;
@@ -1978,7 +1996,7 @@ class JsFileAnalysis {
       // The same sources for every use of the name: gathered once.
       if (this.shellNames.has(node.text)) return;
       this.shellNames.add(node.text);
-      const sources = [...(this.variables.get(node.text) ?? []).map((d) => d.initializer), ...(this.mutations.get(node.text) ?? []), ...(this.pushes.get(node.text) ?? []), ...(this.appended.get(node.text) ?? [])];
+      const sources = this.heldSources(node.text);
       for (const source of sources) {
         if (source && !this.shellChecked.has(source)) {
           this.shellChecked.add(source);
