@@ -259,6 +259,14 @@ const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-dae
 // The `&` first, its lookbehinds after it: led by a lookbehind, the pattern was tried at every
 // position, each scanning back over the blanks before it (quadratic in a long run of blanks).
 const BACKGROUND_AMPERSAND = /&(?<=(?:[^\s;&|({'"]|[^\s;&|({]['"])\s*&)(?<![&>|<\\]&)(?![&>])(?=[ \t]*(?:[\r\n;)'"\x60]|$)|[ \t]+[\w\uE000])/g;
+/**
+ * Commands only cmd.exe runs (`timeout 5` with no command after it, as GNU timeout needs one,
+ * `timeout /t 5 /nobreak`, `taskkill /f …`, `sc start …`, `@echo off`, `del /f …`, `rd /s …`; not
+ * `ping -n`, which Linux's ping takes too): text holding
+ * one is cmd's, where `&` runs the commands in turn, as `;` does in sh (sabnzbd's `timeout 5 & sc
+ * start SABnzbd`), not in the background.
+ */
+const CMD_ONLY = /(?:^|[\s&|(])(?:timeout\s+(?:\/t\s+)?\d+(?:\s+\/nobreak)?(?=\s*(?:>\s*nul\s*)?(?:&|$))|taskkill(?:\.exe)?\s+\/|sc(?:\.exe)?\s+(?:start|stop|query|config|delete)\s|@echo\s+off\b|del\s+\/[fqs]|(?:rd|rmdir)\s+\/s)/i;
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
@@ -339,7 +347,7 @@ export function backgroundingIn(text: string): string | undefined {
   // `a & b & wait`: jobs the same command line waits for end before it does.
   let last = -1;
   for (const match of command.matchAll(BACKGROUND_AMPERSAND)) last = match.index;
-  if (last >= 0 && !WAIT.test(command.slice(last + 1))) return 'a background `&`';
+  if (last >= 0 && !WAIT.test(command.slice(last + 1)) && !CMD_ONLY.test(command)) return 'a background `&`';
   return undefined;
 }
 
