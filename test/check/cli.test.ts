@@ -151,6 +151,24 @@ test('leash check', async (t) => {
     assert.ok(rules.includes('parse-error'), rules.join());
   });
 
+  await t.test("a project's own copy of a PTY library is reported where it spawns, not at its callers", async () => {
+    // extraterm's PTY server, run as a script, imports the ptyprocess copy beside it. The same
+    // import with no copy beside it is the library's, and a PTY spawn by its `dimensions`.
+    const call = 'import ptyprocess\n\npty = ptyprocess.PtyProcess.spawn(["bash"], dimensions=(24, 80))\n';
+    const dir = make({
+      'server/ptyprocess/__init__.py': 'from .ptyprocess import PtyProcess\n',
+      'server/ptyprocess/ptyprocess.py': 'import pty\n\n\nclass PtyProcess:\n    @classmethod\n    def spawn(cls, argv, dimensions=None):\n        pid, fd = pty.fork()\n        return pid\n',
+      'server/main.py': call,
+      'client/main.py': call,
+      'local/pexpect.py': 'def spawn(cmd):\n    return cmd\n',
+      'local/run.py': 'import pexpect\n\npexpect.spawn("ssh host")\n',
+    });
+    const run = await runCheck(['--format', 'json', '.'], dir, mark);
+    assert.equal(run.code, 1, run.stderr);
+    const findings = (JSON.parse(run.stdout) as { findings: Array<{ path: string; line: number; rule: string }> }).findings;
+    assert.deepEqual(findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['client/main.py:3 py-pty', 'server/ptyprocess/ptyprocess.py:7 py-pty']);
+  });
+
   await t.test('this repository passes its own check', async () => {
     const run = await runCheck([], REPO_ROOT, mark);
     assert.equal(run.code, 0, run.stdout + run.stderr);

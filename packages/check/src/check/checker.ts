@@ -1,5 +1,7 @@
 // One file in, its findings out: language by extension, a text prefilter, the language's
 // analyser, then exemption markers.
+import { dirname, join } from 'node:path';
+import { lstatSync } from './node-fs.js';
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
@@ -124,7 +126,35 @@ async function analyse(text: string, path: string, language: Language): Promise<
     return (await jsAnalyser).analyseJs(text, path);
   }
   pythonAnalyser ??= import('./python-rules.js');
-  return (await pythonAnalyser).analysePython(text);
+  return (await pythonAnalyser).analysePython(text, { ownCopies: ownLibraryCopies(path, text) });
+}
+
+/** Libraries whose spawns the Python analyser knows by name, which a project may keep a copy of. */
+const COPIED_LIBRARIES = ['ptyprocess', 'pexpect', 'daemon', 'daemonize'];
+const IMPORTS_COPIED = /^[ \t]*(?:import|from)[ \t]+(ptyprocess|pexpect|daemon|daemonize)\b/gm;
+
+/**
+ * The libraries a Python file imports that its own folder holds a copy of (`ptyprocess/__init__.py`
+ * or `ptyprocess.py` beside it: extraterm's PTY server, run as a script, imports its copy). The copy
+ * is checked where it spawns; a call of it is the project's own, as of any other helper.
+ */
+function ownLibraryCopies(path: string, text: string): Set<string> | undefined {
+  let copies: Set<string> | undefined;
+  for (const match of text.matchAll(IMPORTS_COPIED)) {
+    const name = match[1] as string;
+    if (!COPIED_LIBRARIES.includes(name) || copies?.has(name)) continue;
+    const folder = dirname(path);
+    if (isRegularFile(join(folder, name, '__init__.py')) || isRegularFile(join(folder, `${name}.py`))) (copies ??= new Set()).add(name);
+  }
+  return copies;
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export async function checkText(path: string, text: string, language: Language): Promise<Finding[]> {

@@ -332,6 +332,8 @@ export const pythonParses = {
 export interface PythonAnalysisOptions {
   /** Parse the whole file rather than only the statements that can matter (for comparison). */
   whole?: boolean;
+  /** Libraries the project keeps a copy of beside the file (checker.ts: ownLibraryCopies): its own modules. */
+  ownCopies?: ReadonlySet<string>;
 }
 
 /**
@@ -360,13 +362,13 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
     pythonParses.statements++;
     pythonParses.statementFilesText += text.length;
     for (const range of selection.ranges) pythonParses.statementsText += range.endIndex - range.startIndex;
-    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection);
+    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection, options.ownCopies);
     if (findings) return findings;
     pythonParses.wholeAfterStatements++;
   } else {
     pythonParses.whole++;
   }
-  return analyseTree(parse(parser, text), text, fields, triggers, undefined) as RawFinding[];
+  return analyseTree(parse(parser, text), text, fields, triggers, undefined, options.ownCopies) as RawFinding[];
 }
 
 /** The statements that can matter, or undefined when the whole file must be parsed. */
@@ -395,14 +397,14 @@ function parse(parser: Parser, text: string, ranges?: Range[]): Tree {
 }
 
 /** The tree's findings; undefined when a tree of selected statements cannot stand for the file. */
-function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined): RawFinding[] | undefined {
+function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined, ownCopies: ReadonlySet<string> | undefined): RawFinding[] | undefined {
   if (!tree) {
     if (selection) return undefined;
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
   try {
     if (selection && (tree.rootNode.hasError || !startsStatements(tree.rootNode, selection.starts))) return undefined;
-    const analysis = new PythonFileAnalysis(text, fields, triggers, selection);
+    const analysis = new PythonFileAnalysis(text, fields, triggers, selection, ownCopies);
     const findings = analysis.run(tree.rootNode);
     return analysis.leftOutUse ? undefined : findings;
   } finally {
@@ -741,6 +743,8 @@ class PythonFileAnalysis {
     triggers: number[],
     /** The statements parsed, when the tree holds only some (undefined: the whole file). */
     private readonly selection: StatementSelection | undefined,
+    /** Libraries the project keeps a copy of beside the file: imported, they are its own modules. */
+    private readonly ownCopies: ReadonlySet<string> | undefined = undefined,
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
     this.namesTransientUnit = text.includes('StartTransientUnit');
@@ -1258,13 +1262,13 @@ class PythonFileAnalysis {
     for (const child of node.namedChildren) {
       if (child?.type === 'dotted_name') {
         const first = child.text.split('.')[0] as string;
-        this.modules.set(first, first);
+        this.modules.set(first, this.ownName(first));
       } else if (child?.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text;
         const alias = child.childForFieldName('alias')?.text;
         if (name && alias) {
-          this.modules.set(alias, name);
-          this.watch(alias, name);
+          this.modules.set(alias, this.ownName(name));
+          this.watch(alias, this.ownName(name));
         }
       }
     }
@@ -1273,14 +1277,23 @@ class PythonFileAnalysis {
   private collectFromImport(node: SyntaxNode): void {
     const module = node.childForFieldName('module_name');
     if (!module || module.type !== 'dotted_name') return; // relative imports are the project's own code
+    const from = this.ownName(module.text);
     for (const child of node.childrenForFieldName('name')) {
-      if (child?.type === 'dotted_name') this.bindName(child.text, `${module.text}.${child.text}`);
+      if (child?.type === 'dotted_name') this.bindName(child.text, `${from}.${child.text}`);
       else if (child?.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text;
         const alias = child.childForFieldName('alias')?.text;
-        if (name && alias) this.bindName(alias, `${module.text}.${name}`);
+        if (name && alias) this.bindName(alias, `${from}.${name}`);
       }
     }
+  }
+
+  /**
+   * A module's qualified name, marked as the project's own (a leading `.`, as a relative import's)
+   * where the project keeps a copy of that library beside the file: no rule knows it by name.
+   */
+  private ownName(module: string): string {
+    return this.ownCopies?.has(module.split('.')[0] as string) ? `.${module}` : module;
   }
 
   private bindName(local: string, qualified: string): void {
@@ -1410,7 +1423,9 @@ class PythonFileAnalysis {
    */
   private checkPtyShape(node: SyntaxNode): void {
     const callee = node.childForFieldName('function');
-    if (DETACHING_NAMES.has(this.qualify(callee) ?? '')) return;
+    const qualified = this.qualify(callee) ?? '';
+    // The project's own copy of a PTY library: its spawn is reported in the copy.
+    if (DETACHING_NAMES.has(qualified) || qualified.startsWith('.')) return;
     const args = node.childForFieldName('arguments');
     if (args?.type !== 'argument_list') return;
     for (const argument of args.namedChildren) {
