@@ -167,6 +167,13 @@ test('leash check', async (t) => {
     assert.equal(run.code, 1, run.stderr);
     const findings = (JSON.parse(run.stdout) as { findings: Array<{ path: string; line: number; rule: string }> }).findings;
     assert.deepEqual(findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['client/main.py:3 py-pty', 'server/ptyprocess/ptyprocess.py:7 py-pty']);
+
+    // In a package, `import pexpect` finds the installed library whatever lies beside the module:
+    // a planted pexpect.py there hides nothing.
+    const planted = make({ 'pkg/__init__.py': '', 'pkg/pexpect.py': 'def spawn(cmd):\n    return cmd\n', 'pkg/run.py': 'import pexpect\n\npexpect.spawn("ssh host")\n' });
+    const seen = await runCheck(['--format', 'json', '.'], planted, mark);
+    assert.equal(seen.code, 1, seen.stderr);
+    assert.deepEqual((JSON.parse(seen.stdout) as { findings: Array<{ path: string; line: number; rule: string }> }).findings.map((f) => `${f.path}:${f.line} ${f.rule}`), ['pkg/run.py:3 py-pty']);
   });
 
   await t.test('this repository passes its own check', async () => {

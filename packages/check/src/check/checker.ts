@@ -5,7 +5,7 @@ import { lstatSync } from './node-fs.js';
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
-import { backgroundMayMatter, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
+import { backgroundMayMatter, DETACHING_PROGRAM_NAMES, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
@@ -26,7 +26,7 @@ const CHILD_PROCESS_MEMBER = /\.(?:nodeC|c)hildProcess\b/;
  * An argument vector of a detaching program, first in an array literal (`["systemd-run",
  * "--no-block", …]`): js-rules.ts reads it wherever it is built (checkProgramVector).
  */
-const PROGRAM_VECTOR = String.raw`\[\s*['"\x60](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?)['"\x60]\s*,`;
+const PROGRAM_VECTOR = String.raw`\[\s*['"\x60](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})['"\x60]\s*,`;
 /**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
  * text), from a project module (a relative specifier), on options typed as spawn options, or on a
@@ -129,21 +129,26 @@ async function analyse(text: string, path: string, language: Language): Promise<
   return (await pythonAnalyser).analysePython(text, { ownCopies: ownLibraryCopies(path, text) });
 }
 
-/** Libraries whose spawns the Python analyser knows by name, which a project may keep a copy of. */
-const COPIED_LIBRARIES = ['ptyprocess', 'pexpect', 'daemon', 'daemonize'];
+/** An import of a library whose spawns the Python analyser knows by name, which a project may keep a copy of. */
 const IMPORTS_COPIED = /^[ \t]*(?:import|from)[ \t]+(ptyprocess|pexpect|daemon|daemonize)\b/gm;
 
 /**
  * The libraries a Python file imports that its own folder holds a copy of (`ptyprocess/__init__.py`
  * or `ptyprocess.py` beside it: extraterm's PTY server, run as a script, imports its copy). The copy
- * is checked where it spawns; a call of it is the project's own, as of any other helper.
+ * is checked where it spawns; a call of it is the project's own, as of any other helper. Only in a
+ * folder that is no package (no `__init__.py`): a script's own folder is first on `sys.path`, but a
+ * package module's absolute `import pexpect` finds the installed library, whatever lies beside it,
+ * so a planted `pexpect.py` there hides nothing.
  */
 function ownLibraryCopies(path: string, text: string): Set<string> | undefined {
   let copies: Set<string> | undefined;
+  const folder = dirname(path);
+  let script: boolean | undefined;
   for (const match of text.matchAll(IMPORTS_COPIED)) {
     const name = match[1] as string;
-    if (!COPIED_LIBRARIES.includes(name) || copies?.has(name)) continue;
-    const folder = dirname(path);
+    if (copies?.has(name)) continue;
+    script ??= !isRegularFile(join(folder, '__init__.py'));
+    if (!script) return undefined;
     if (isRegularFile(join(folder, name, '__init__.py')) || isRegularFile(join(folder, `${name}.py`))) (copies ??= new Set()).add(name);
   }
   return copies;

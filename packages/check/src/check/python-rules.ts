@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { topLevelStatements } from './python-statements.js';
-import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -593,7 +593,7 @@ const TRIGGERS =
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
  * `/c`, which `start` may follow in one.
  */
-const PROGRAM_STRINGS = /["'](?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?|\/[cCkK])["']|["'][Ss][Tt][Aa][Rr][Tt]["'][ \t]*,[ \t]*(?:""|''|"''"|'""')|\btwistd\.run\(|\bscripts\.twistd\b/g;
+const PROGRAM_STRINGS = new RegExp(String.raw`["'](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES}|\/[cCkK])["']|["'][Ss][Tt][Aa][Rr][Tt]["'][ \t]*,[ \t]*(?:""|''|"''"|'""')|\btwistd\.run\(|\bscripts\.twistd\b`, 'g');
 /**
  * Whether an element after a program's name makes a list built outside a runner's arguments an
  * argument vector: an option (`-d`, `--user`), a path, or a value that is not a literal. A tuple of

@@ -244,7 +244,13 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
 export function mayBeDetachingArgv(first: string | undefined, third: string | undefined): boolean {
   return (first !== undefined && DETACHING_PROGRAM.test(first)) || (third !== undefined && (TWISTD_CODE.test(third) || DETACHING_CODE.test(third)));
 }
-const DETACHING_PROGRAM = /^(?:[\w.\/-]*\/)?(?:twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?)$/;
+/**
+ * The detaching programs' names (DETACHING_COMMANDS' programs that read as argument vectors), as a
+ * pattern: the one list behind DETACHING_PROGRAM, the Python analyser's program strings and the JS
+ * spawn gate's program vectors.
+ */
+export const DETACHING_PROGRAM_NAMES = String.raw`twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?`;
+const DETACHING_PROGRAM = new RegExp(String.raw`^(?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})$`);
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
 // `a=1&b=2` in a URL does not count but `server &` and `server & echo started` do. Something other
