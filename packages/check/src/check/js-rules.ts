@@ -316,6 +316,9 @@ export const isRelative = (specifier: string) => specifier === '.' || specifier 
  * `'nohup ' + bin + ' &'` still read as backgrounding, `${a}&${b}` not. Undefined where no
  * literal is involved.
  */
+/** At most this many argument vectors are tried with held words in place: a file's bindings of a name are few. */
+const MAX_HELD_CHOICES = 8;
+
 function commandText(expression: ts.Expression, depth: number): string | undefined {
   const node = unwrap(expression);
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
@@ -730,7 +733,7 @@ class JsFileAnalysis {
   private checkProgramVector(list: ts.ArrayLiteralExpression): void {
     const words = list.elements.map((element) => commandText(element, 0));
     if (!words.slice(1).some((word) => word === undefined || /^-|[\/\\]/.test(word))) return;
-    const name = detachingCommandIn(words);
+    const name = this.detachingWith(words, list.elements);
     if (!name) return;
     const line = this.lineOf(list.getStart(this.sf));
     if (this.reportedOn(line)) return;
@@ -1921,7 +1924,50 @@ class JsFileAnalysis {
     const [program, args] = call.arguments;
     const list = args && unwrap(args);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
-    return detachingCommandIn([this.literalText(program), ...list.elements.map((element) => commandText(element, 0))]);
+    return this.detachingWith([this.literalText(program), ...list.elements.map((element) => commandText(element, 0))], [program, ...list.elements]);
+  }
+
+  /**
+   * The detaching command the words are, a word held in a name (`const opts = ns ? '-cdn' : '-cd'`,
+   * then `['mnexec', opts, …]`) tried with each literal value the file binds the name to (either
+   * branch of a conditional, with what `opts += 'n'` appends): any that detaches counts. Only for a
+   * detaching program's words. Python: heldWordChoices.
+   */
+  private detachingWith(words: ReadonlyArray<string | undefined>, elements: ReadonlyArray<ts.Expression>): string | undefined {
+    const name = detachingCommandIn(words);
+    if (name || !mayBeDetachingArgv(words[0], undefined)) return name;
+    let choices: Array<Array<string | undefined>> = [[]];
+    let held = false;
+    for (let k = 0; k < words.length; k++) {
+      const element = elements[k] && unwrap(elements[k] as ts.Expression);
+      const values = words[k] !== undefined ? [words[k]] : element && ts.isIdentifier(element) ? this.literalBindings(element.text) : [];
+      if (values.length === 0) break;
+      held ||= words[k] === undefined;
+      choices = choices.flatMap((head) => values.map((value) => [...head, value])).slice(0, MAX_HELD_CHOICES);
+    }
+    if (!held) return undefined;
+    for (const choice of choices) {
+      const found = detachingCommandIn(choice);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** The literal values a name is declared or assigned (see detachingWith); none when it holds no literal. */
+  private literalBindings(name: string): string[] {
+    const values: string[] = [];
+    const suffixes: string[] = [];
+    const sources = [...(this.variables.get(name) ?? []).map((d) => d.initializer), ...(this.mutations.get(name) ?? [])];
+    for (const source of sources) {
+      if (!source) continue;
+      const node = unwrap(source);
+      const branches = ts.isConditionalExpression(node) ? [node.whenTrue, node.whenFalse] : [node];
+      const literals = branches.map((branch) => commandText(branch, 0)).filter((value): value is string => value !== undefined && !value.includes(VALUE_MARK));
+      const parent = source.parent;
+      if (parent && ts.isBinaryExpression(parent) && parent.right === source && parent.operatorToken.kind === SK.PlusEqualsToken) suffixes.push(...literals);
+      else values.push(...literals);
+    }
+    return [...values, ...values.flatMap((value) => suffixes.map((suffix) => value + suffix))].slice(0, MAX_HELD_CHOICES);
   }
 
   private literalText(expression: ts.Expression): string | undefined {

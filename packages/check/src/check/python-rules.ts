@@ -603,6 +603,59 @@ const isArgumentLike = (element: SyntaxNode): boolean => {
   const word = stringValue(element);
   return word === undefined || /^-|[\/\\]/.test(word);
 };
+/** At most this many argument vectors are tried with held words in place: a scope's bindings are few. */
+const MAX_HELD_CHOICES = 8;
+
+/**
+ * The argument vector with its words held in names (up to the first word known neither way) in
+ * place: each name's literal values in the nearest function (or the module), from its assignments
+ * (`x = "-d"`, either literal branch of `x = "-d" if c else y`) with what `x += "n"` appends.
+ */
+function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<string | undefined>): Array<Array<string | undefined>> {
+  // Only a detaching program's own words are looked up: most lists hold names that are no flag.
+  if (!mayBeDetachingArgv(argv[0], undefined)) return [];
+  let choices: Array<Array<string | undefined>> = [[]];
+  let held = false;
+  for (let k = 0; k < argv.length; k++) {
+    const element = elements[k] as SyntaxNode;
+    const values = argv[k] !== undefined ? [argv[k]] : element.type === 'identifier' ? literalBindings(element) : [];
+    if (values.length === 0) break;
+    held ||= argv[k] === undefined;
+    choices = choices.flatMap((head) => values.map((value) => [...head, value])).slice(0, MAX_HELD_CHOICES);
+  }
+  return held ? choices : [];
+}
+
+/** The literal values a name is bound to in its scope (see heldWordChoices); none when one is not a literal at all. */
+function literalBindings(name: SyntaxNode): string[] {
+  let scope = name.parent;
+  while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
+  const body = scope?.type === 'function_definition' ? scope.childForFieldName('body') : scope;
+  if (!body) return [];
+  const values: string[] = [];
+  const suffixes: string[] = [];
+  const stack: SyntaxNode[] = [body];
+  let visited = 0;
+  while (stack.length > 0 && visited++ < 5000) {
+    const node = stack.pop() as SyntaxNode;
+    if (node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'lambda') continue;
+    const left = node.type === 'assignment' || node.type === 'augmented_assignment' ? node.childForFieldName('left') : null;
+    const right = left?.type === 'identifier' && left.text === name.text ? node.childForFieldName('right') : null;
+    if (right) {
+      const branches = right.type === 'conditional_expression' ? [right.namedChildren[0], right.namedChildren[2]] : [right];
+      const literals = branches.map((branch) => (branch ? commandValue(branch) : undefined)).filter((value): value is string => value !== undefined && !value.includes(VALUE_MARK));
+      if (node.type === 'augmented_assignment') suffixes.push(...literals);
+      else values.push(...literals);
+    }
+    const children = node.namedChildren;
+    for (let k = children.length - 1; k >= 0; k--) {
+      const child = children[k];
+      if (child) stack.push(child);
+    }
+  }
+  return [...values, ...values.flatMap((value) => suffixes.map((suffix) => value + suffix))].slice(0, MAX_HELD_CHOICES);
+}
+
 /** cmd's flag before its script: `/c` or `/k`. */
 const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
@@ -1454,9 +1507,15 @@ class PythonFileAnalysis {
    * port`, an f-string) is known by its literal parts, as in shell text.
    */
   private checkDetachingCommand(list: SyntaxNode): void {
-    const argv: Array<string | undefined> = [];
-    for (const element of list.namedChildren) if (element && element.type !== 'comment') argv.push(commandValue(element));
-    const name = detachingCommandIn(argv);
+    const elements = list.namedChildren.filter((element): element is SyntaxNode => element !== null && element.type !== 'comment');
+    const argv = elements.map((element) => commandValue(element));
+    let name = detachingCommandIn(argv);
+    // A flag held in a name (`opts = '-cd' if mnopts is None else mnopts`, then `['mnexec', opts,
+    // …]`): each literal value the scope binds it to is tried in its place; any that detaches counts.
+    for (const argvWith of name ? [] : heldWordChoices(elements, argv)) {
+      name = detachingCommandIn(argvWith);
+      if (name) break;
+    }
     if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }
 

@@ -192,6 +192,9 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Deluge's daemon forks away unless told -d/--do-not-daemonize (as twistd without --nodaemon;
   // words first, so that the program's name alone, read as shell text, is not one).
   [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), 'deluged without --do-not-daemonize'],
+  // Mininet's mnexec -d calls setsid before it execs the command (its -d, alone or in a cluster of
+  // its short flags, `-cdn`, `-da PID`): the command leads a session of its own.
+  [command('mnexec', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*d[A-Za-z]*(?=[\s;&|]|$)`), 'mnexec -d'],
   // D-Bus's daemon with --fork: it forks away at once, the caller's child exiting.
   [command('dbus-daemon', String.raw`\s[^;&|\n]{0,500}?--fork(?=[\s;&|]|$)`), 'dbus-daemon --fork'],
   // ssh -f: the client forks itself into the background once it has authenticated (a tunnel that
@@ -249,7 +252,7 @@ export function mayBeDetachingArgv(first: string | undefined, third: string | un
  * pattern: the one list behind DETACHING_PROGRAM, the Python analyser's program strings and the JS
  * spawn gate's program vectors.
  */
-export const DETACHING_PROGRAM_NAMES = String.raw`twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?`;
+export const DETACHING_PROGRAM_NAMES = String.raw`twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|mnexec|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?`;
 const DETACHING_PROGRAM = new RegExp(String.raw`^(?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})$`);
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
@@ -379,7 +382,7 @@ export const SHELL_WORD_LIST = [
   String.raw`-(?:dm|-(?:daemon|detach|fork)|k\s+(?:re)?start|k\s+graceful)`,
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
-  'gunicorn', 'memcached', 'pg_ctl', 'apache2?ctl', '[Pp][SsAa][Ee][Xx][Ee][Cc]',
+  'gunicorn', 'm(?:emcached|nexec)', 'pg_ctl', 'apache2?ctl', '[Pp][SsAa][Ee][Xx][Ee][Cc]',
 ];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
