@@ -181,6 +181,33 @@ test('a syntax error is reported where it was parsed, and not from a statement l
   assert.deepEqual((await analysePython(inLeftOut, { whole: true })).map((f) => `${f.line} ${f.rule}`).sort(), ['2 py-os-detach', '5 parse-error']);
 });
 
+test('a runner call is parsed only where its statement holds shell text or names a name holding some', async () => {
+  const source = [
+    'import subprocess',
+    '',
+    'SERVER = "server --port 8080 &"',
+    '',
+    'def starts_server():',
+    '    subprocess.run(SERVER, shell=True)',
+    '',
+    'def starts_inline():',
+    '    subprocess.run("worker &", shell=True)',
+    '',
+    'def builds():',
+    '    subprocess.run(["make", "-j8"], check=True) = = 1',
+    '',
+  ].join('\n');
+  const whole = (await analysePython(source, { whole: true })).map((f) => `${f.line} ${f.rule}`).sort();
+  // The case is real: the whole parse sees the error in the runner-only statement.
+  assert.deepEqual(whole, ['12 parse-error', '3 shell-background', '9 shell-background']);
+  const before = { ...pythonParses };
+  const partial = (await analysePython(source)).map((f) => `${f.line} ${f.rule}`);
+  // The held text is found through the runner that names it; the statement that only runs `make` is not parsed.
+  assert.deepEqual(partial, ['3 shell-background', '9 shell-background']);
+  assert.equal(pythonParses.wholeAfterStatements, before.wholeAfterStatements);
+  assert.ok(pythonParses.statementsText - before.statementsText < source.indexOf('def builds'), 'the last statement was left out');
+});
+
 test('a file binding 20,000 names from a watched module is judged in one pass per text, not one per name', async () => {
   // A search of the whole text per imported name, and a sort of every trigger per name, took 17 s.
   const names = Array.from({ length: 20_000 }, (_, i) => `a${i}`).join(', ');

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
-import { topLevelStatements } from './python-statements.js';
+import { type Statement, topLevelStatements } from './python-statements.js';
 import { backgroundingIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
@@ -347,13 +347,18 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   const { parser, fields } = await pythonParser();
   // The owners of command runners matter only for shell text: where no string of the file can
   // background a process (the prefilter's own test), their statements are not parsed.
-  const triggers = matchStarts(shellMayMatter(text, 'python') ? TRIGGERS : TRIGGERS_WITHOUT_RUNNERS, text);
+  const triggers = matchStarts(TRIGGERS_WITHOUT_RUNNERS, text);
+  const runners = shellMayMatter(text, 'python') ? matchStarts(RUNNER_CALLS, text) : [];
   const programs = matchStarts(PROGRAM_STRINGS, text);
   if (programs.length > 0) {
     triggers.push(...programs);
     triggers.sort((a, b) => a - b);
   }
-  const selection = options.whole ? undefined : selectStatements(text, triggers);
+  const selection = options.whole ? undefined : selectStatements(text, triggers, runners);
+  if (runners.length > 0) {
+    triggers.push(...runners);
+    triggers.sort((a, b) => a - b);
+  }
   if (selection?.ranges.length === 0) {
     pythonParses.none++; // no statement holds a trigger
     return [];
@@ -371,16 +376,58 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   return analyseTree(parse(parser, text), text, fields, triggers, undefined, options.ownCopies) as RawFinding[];
 }
 
-/** The statements that can matter, or undefined when the whole file must be parsed. */
-function selectStatements(text: string, triggers: number[]): StatementSelection | undefined {
+/**
+ * The statements that can matter, or undefined when the whole file must be parsed. A statement
+ * whose only triggers are command runners' calls (`subprocess.run(...)`) can report only shell
+ * text: its own, or text held in a name it uses (checkHeldCommand). It is parsed only where its
+ * own text may background a process or it names such a name; most runner calls of a file that
+ * holds one backgrounding string are not near it.
+ */
+function selectStatements(text: string, triggers: number[], runners: number[]): StatementSelection | undefined {
   const statements = topLevelStatements(text);
   if (!statements) return undefined;
   // A concatenated string can only spell an option name where one of its parts starts the name.
-  let offsets = triggers.concat(matchStarts(OPTION_NAME_STARTS, text));
+  let offsets = triggers.concat(matchStarts(OPTION_NAME_STARTS, text), runnersThatMatter(text, statements, runners));
   for (const use of usesOfAny(new Set(optionConstants(text).keys()), text)) offsets.push(use);
   for (const use of usesOfAny(guessBoundNames(text, WATCHED_MODULES), text)) offsets.push(use);
   offsets.sort((a, b) => a - b);
   return new StatementSelection(statements, offsets);
+}
+
+/** The runner calls (ascending) in statements whose own text may background a process or that name a name holding such text. */
+function runnersThatMatter(text: string, statements: readonly Statement[], runners: readonly number[]): number[] {
+  if (runners.length === 0) return [];
+  let shellNames: RegExp | null | undefined;
+  const kept: number[] = [];
+  let index = 0;
+  let judged = -1;
+  let keep = false;
+  for (const runner of runners) {
+    while (index < statements.length && (statements[index] as Statement).end <= runner) index++;
+    const statement = statements[index];
+    if (!statement || statement.start > runner) continue; // between statements: a comment
+    if (judged !== index) {
+      judged = index;
+      const own = text.slice(statement.start, statement.end);
+      if (shellNames === undefined) shellNames = namesHoldingShellText(text);
+      keep = shellMayMatter(own, 'python') || (shellNames !== null && shellNames.test(own));
+    }
+    if (keep) kept.push(runner);
+  }
+  return kept;
+}
+
+/** A pattern of the names whose held text or words checkHeldCommand could report (with a shell, the most it reads); null for none. */
+function namesHoldingShellText(text: string): RegExp | null {
+  const names: string[] = [];
+  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => heldConstruct(held, true) !== undefined)) names.push(name);
+  return names.length === 0 ? null : new RegExp(String.raw`\b(?:${names.join('|')})\b`);
+}
+
+/** What a held text or list backgrounds, as checkHeldCommand reads it: words after cmd's `/c`, joined with a shell; or the text. */
+function heldConstruct(held: HeldCommand, shell: boolean): string | undefined {
+  const words = held.words;
+  return words ? (startInArgv(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined)) : backgroundingIn(held.text);
 }
 
 type Tree = { rootNode: SyntaxNode; delete(): void } | null;
@@ -661,6 +708,8 @@ const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const RUNNER_OWNERS = String.raw`subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|`;
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace(RUNNER_OWNERS, ''), 'g');
+/** The command runners' calls: TRIGGERS' other half. */
+const RUNNER_CALLS = new RegExp(String.raw`\b(?:${RUNNER_OWNERS.slice(0, -1)})`, 'g');
 
 /**
  * A concatenated string can only spell an option name if one of its parts is a string holding
@@ -1433,8 +1482,7 @@ class PythonFileAnalysis {
     this.heldCommands ??= heldCommandText(this.text);
     for (const held of this.heldCommands.get(name) ?? []) {
       if (this.heldReported.has(held.offset)) continue;
-      const words = held.words;
-      const construct = words ? (startInArgv(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined)) : backgroundingIn(held.text);
+      const construct = heldConstruct(held, shell);
       if (!construct) continue;
       this.heldReported.add(held.offset);
       const line = this.text.slice(0, held.offset).split('\n').length;
