@@ -409,8 +409,11 @@ function runnersThatMatter(text: string, statements: readonly Statement[], runne
     if (judged !== index) {
       judged = index;
       const own = text.slice(statement.start, statement.end);
-      if (shellNames === undefined) shellNames = namesHoldingShellText(text);
-      keep = shellMayMatter(own, 'python') || (shellNames !== null && shellNames.test(own));
+      keep = shellMayMatter(own, 'python');
+      if (!keep) {
+        if (shellNames === undefined) shellNames = namesHoldingShellText(text); // once a file, and only when needed
+        keep = shellNames !== null && shellNames.test(own);
+      }
     }
     if (keep) kept.push(runner);
   }
