@@ -316,6 +316,18 @@ export const isRelative = (specifier: string) => specifier === '.' || specifier 
  * `'nohup ' + bin + ' &'` still read as backgrounding, `${a}&${b}` not. Undefined where no
  * literal is involved.
  */
+/** `which.sync('cupsd')`, `await which('tmux')`, `whichSync('x')`: the path of the program named, read as its name. */
+function programFound(expression: ts.Expression): string | undefined {
+  let node = unwrap(expression);
+  if (ts.isAwaitExpression(node)) node = unwrap(node.expression);
+  if (!ts.isCallExpression(node) || node.arguments.length === 0) return undefined;
+  const callee = unwrap(node.expression);
+  const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) ? `${callee.expression.text}.${callee.name.text}` : '';
+  if (!/^(?:which|whichSync|which\.sync)$/.test(name)) return undefined;
+  const first = unwrap(node.arguments[0] as ts.Expression);
+  return ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first) ? first.text : undefined;
+}
+
 /** At most this many argument vectors are tried with held words in place: a file's bindings of a name are few. */
 const MAX_HELD_CHOICES = 8;
 
@@ -1935,12 +1947,16 @@ class JsFileAnalysis {
    */
   private detachingWith(words: ReadonlyArray<string | undefined>, elements: ReadonlyArray<ts.Expression>): string | undefined {
     const name = detachingCommandIn(words);
-    if (name || !mayBeDetachingArgv(words[0], undefined)) return name;
+    if (name) return name;
+    // The program may be held too, as a literal or where `which` found it (`const exe = which.sync('cupsd')`).
+    const first = elements[0] && unwrap(elements[0]);
+    const programs = words[0] !== undefined ? [words[0]] : first && ts.isIdentifier(first) ? this.literalBindings(first.text) : [];
+    if (!programs.some((program) => mayBeDetachingArgv(program, undefined))) return undefined;
     let choices: Array<Array<string | undefined>> = [[]];
     let held = false;
     for (let k = 0; k < words.length; k++) {
       const element = elements[k] && unwrap(elements[k] as ts.Expression);
-      const values = words[k] !== undefined ? [words[k]] : element && ts.isIdentifier(element) ? this.literalBindings(element.text) : [];
+      const values = k === 0 ? programs.filter((program) => mayBeDetachingArgv(program, undefined)) : words[k] !== undefined ? [words[k]] : element && ts.isIdentifier(element) ? this.literalBindings(element.text) : [];
       if (values.length === 0) break;
       held ||= words[k] === undefined;
       choices = choices.flatMap((head) => values.map((value) => [...head, value])).slice(0, MAX_HELD_CHOICES);
@@ -1962,7 +1978,7 @@ class JsFileAnalysis {
       if (!source) continue;
       const node = unwrap(source);
       const branches = ts.isConditionalExpression(node) ? [node.whenTrue, node.whenFalse] : [node];
-      const literals = branches.map((branch) => commandText(branch, 0)).filter((value): value is string => value !== undefined && !value.includes(VALUE_MARK));
+      const literals = branches.map((branch) => commandText(branch, 0) ?? programFound(branch)).filter((value): value is string => value !== undefined && !value.includes(VALUE_MARK));
       const parent = source.parent;
       if (parent && ts.isBinaryExpression(parent) && parent.right === source && parent.operatorToken.kind === SK.PlusEqualsToken) suffixes.push(...literals);
       else values.push(...literals);

@@ -661,14 +661,17 @@ const MAX_HELD_CHOICES = 8;
  * place: each name's literal values in the nearest function (or the module), from its assignments
  * (`x = "-d"`, either literal branch of `x = "-d" if c else y`) with what `x += "n"` appends.
  */
-function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<string | undefined>): Array<Array<string | undefined>> {
-  // Only a detaching program's own words are looked up: most lists hold names that are no flag.
-  if (!mayBeDetachingArgv(argv[0], undefined)) return [];
+function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<string | undefined>, memo: Map<string, string[]>): Array<Array<string | undefined>> {
+  // Only a detaching program's own words are looked up: most lists hold names that are no flag. The
+  // program may be held too, as a literal or where `which` found it (`cupsd = which("cupsd")`).
+  const first = elements[0];
+  const programs = argv[0] !== undefined ? [argv[0]] : first?.type === 'identifier' ? literalBindings(first, memo).filter((program) => mayBeDetachingArgv(program, undefined)) : [];
+  if (!programs.some((program) => mayBeDetachingArgv(program, undefined))) return [];
   let choices: Array<Array<string | undefined>> = [[]];
   let held = false;
   for (let k = 0; k < argv.length; k++) {
     const element = elements[k] as SyntaxNode;
-    const values = argv[k] !== undefined ? [argv[k]] : element.type === 'identifier' ? literalBindings(element) : [];
+    const values = k === 0 ? programs : argv[k] !== undefined ? [argv[k]] : element.type === 'identifier' ? literalBindings(element, memo) : [];
     if (values.length === 0) break;
     held ||= argv[k] === undefined;
     choices = choices.flatMap((head) => values.map((value) => [...head, value])).slice(0, MAX_HELD_CHOICES);
@@ -677,11 +680,21 @@ function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<st
 }
 
 /** The literal values a name is bound to in its scope (see heldWordChoices); none when one is not a literal at all. */
-function literalBindings(name: SyntaxNode): string[] {
+function literalBindings(name: SyntaxNode, memo: Map<string, string[]>): string[] {
   let scope = name.parent;
   while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
   const body = scope?.type === 'function_definition' ? scope.childForFieldName('body') : scope;
   if (!body) return [];
+  // One walk per scope and name: a module may hand the same name to many runners.
+  const key = `${body.startIndex}\0${name.text}`;
+  const known = memo.get(key);
+  if (known) return known;
+  const found = scopeBindings(body, name.text);
+  memo.set(key, found);
+  return found;
+}
+
+function scopeBindings(body: SyntaxNode, name: string): string[] {
   const values: string[] = [];
   const suffixes: string[] = [];
   const stack: SyntaxNode[] = [body];
@@ -690,10 +703,10 @@ function literalBindings(name: SyntaxNode): string[] {
     const node = stack.pop() as SyntaxNode;
     if (node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'lambda') continue;
     const left = node.type === 'assignment' || node.type === 'augmented_assignment' ? node.childForFieldName('left') : null;
-    const right = left?.type === 'identifier' && left.text === name.text ? node.childForFieldName('right') : null;
+    const right = left?.type === 'identifier' && left.text === name ? node.childForFieldName('right') : null;
     if (right) {
       const branches = right.type === 'conditional_expression' ? [right.namedChildren[0], right.namedChildren[2]] : [right];
-      const literals = branches.map((branch) => (branch ? commandValue(branch) : undefined)).filter((value): value is string => value !== undefined && !value.includes(VALUE_MARK));
+      const literals = branches.map((branch) => (branch ? (commandValue(branch) ?? programFound(branch)) : undefined)).filter((value): value is string => value !== undefined && !value.includes(VALUE_MARK));
       if (node.type === 'augmented_assignment') suffixes.push(...literals);
       else values.push(...literals);
     }
@@ -704,6 +717,16 @@ function literalBindings(name: SyntaxNode): string[] {
     }
   }
   return [...values, ...values.flatMap((value) => suffixes.map((suffix) => value + suffix))].slice(0, MAX_HELD_CHOICES);
+}
+
+/** `which("cupsd")`, `shutil.which("tmux")`, `find_executable("x")`: the path of the program named, read as its name. */
+function programFound(node: SyntaxNode): string | undefined {
+  if (node.type !== 'call') return undefined;
+  const callee = node.childForFieldName('function');
+  const name = callee?.type === 'attribute' ? callee.childForFieldName('attribute')?.text : callee?.text;
+  if (name !== 'which' && name !== 'find_executable') return undefined;
+  const first = node.childForFieldName('arguments')?.namedChildren.find((argument) => argument?.type !== 'comment');
+  return first ? stringValue(first) : undefined;
 }
 
 /** cmd's flag before its script: `/c` or `/k`. */
@@ -835,6 +858,8 @@ class PythonFileAnalysis {
   private readonly namesElevation: boolean;
   /** handsOnFalseDefault's answers, by function and name. */
   private readonly falseDefaults = new Map<string, boolean>();
+  /** Literal values of names held in a scope, by scope and name (heldWordChoices). */
+  private readonly heldWords = new Map<string, string[]>();
   /** Whether the text names systemd's StartTransientUnit at all: its calls are looked for only then. */
   private readonly namesTransientUnit: boolean;
   /** Set when a watched local name is used in a statement the parser was not given. */
@@ -1563,7 +1588,7 @@ class PythonFileAnalysis {
     let name = detachingCommandIn(argv);
     // A flag held in a name (`opts = '-cd' if mnopts is None else mnopts`, then `['mnexec', opts,
     // …]`): each literal value the scope binds it to is tried in its place; any that detaches counts.
-    for (const argvWith of name ? [] : heldWordChoices(elements, argv)) {
+    for (const argvWith of name ? [] : heldWordChoices(elements, argv, this.heldWords)) {
       name = detachingCommandIn(argvWith);
       if (name) break;
     }

@@ -160,6 +160,7 @@ const EMPTY_TITLES = new Set(['', '""', "''"]);
 const SSH_PLAIN = '[46AaCGgKkMNnqsTtVvXxYy]';
 const SSH_VALUED = '[BbcDEeFIiJLlmOoPpQRSWw]';
 
+const CUPSD = 'cupsd without -f';
 // Commands whose whole job is to leave their caller behind, run by name (a word at a command's
 // start in shell text, or a program and its argument list joined). Each starts the program under
 // another parent (systemd, a tmux or screen server) or forks it off and exits at once.
@@ -189,6 +190,11 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Apache's control verbs: httpd daemonizes itself.
   [command('(?:apachectl|apache2ctl)', String.raw`\s(?:[^;&|\n]{0,500}\s)?(?:-k\s+)?(?:start|restart|graceful)(?=[\s;&|]|$)`), 'apachectl start'],
   [command('(?:httpd|apache2?)', String.raw`\s(?:[^;&|\n]{0,500}\s)?-k\s+(?:start|restart|graceful)(?=[\s;&|]|$)`), 'httpd -k start'],
+  // CUPS's scheduler daemonizes unless told -f/-F (foreground), -l (started on demand), -t (test
+  // the configuration) or -h. Only where a command starts (after an operator, sudo or exec; first,
+  // with words after it, since a list's lone element `"cupsd"` is no command), not as a service's
+  // name (`service cupsd restart`). An argument vector of it alone is read in detachingCommandIn.
+  [new RegExp(String.raw`(?:^\s*(?=${BIN}cupsd\s+\S)|[;&|(]\s*|(?:^|\s)(?:sudo|exec)\s+)${BIN}cupsd(?=[\s;&|]|$)(?![^;&|\n]{0,500}?\s-[A-Za-z]*[fFlth][A-Za-z]*(?=[\s;&|]|$))`), CUPSD],
   // Deluge's daemon forks away unless told -d/--do-not-daemonize (as twistd without --nodaemon;
   // words first, so that the program's name alone, read as shell text, is not one).
   [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), 'deluged without --do-not-daemonize'],
@@ -237,11 +243,15 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
     if (word === undefined) break;
     literal.push(word);
   }
+  if (argv.length === 1 && literal.length === 1 && DAEMONIZING_ALONE.test(literal[0] as string)) return CUPSD;
   if (literal.length < 2) return undefined;
   const line = literal.join(' ');
   for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line)) return name;
   return undefined;
 }
+
+/** Programs that daemonize run with no words at all (`[cupsd]`, the only one): read alone as an argument vector. */
+const DAEMONIZING_ALONE = /^(?:[\w.\/-]*\/)?cupsd$/;
 
 /** Whether the words of a list can be an argument vector of a detaching program (its first word, or twistd's code). */
 export function mayBeDetachingArgv(first: string | undefined, third: string | undefined): boolean {
@@ -252,7 +262,7 @@ export function mayBeDetachingArgv(first: string | undefined, third: string | un
  * pattern: the one list behind DETACHING_PROGRAM, the Python analyser's program strings and the JS
  * spawn gate's program vectors.
  */
-export const DETACHING_PROGRAM_NAMES = String.raw`twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|mnexec|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?`;
+export const DETACHING_PROGRAM_NAMES = String.raw`twistd|systemd-run|start-stop-daemon|daemonize|tmux|screen|ssh|dbus-daemon|mnexec|cupsd|[Rr][Uu][Nn][Aa][Ss](?:\.[Ee][Xx][Ee])?|(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\.[Ee][Xx][Ee])?`;
 const DETACHING_PROGRAM = new RegExp(String.raw`^(?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})$`);
 
 // A lone `&` (not `&&`, `&>`, `>&`, `2>&1`) with a blank or the end of a command after it, so
@@ -382,7 +392,7 @@ export const SHELL_WORD_LIST = [
   String.raw`-(?:dm|-(?:daemon|detach|fork)|k\s+(?:re)?start|k\s+graceful)`,
   // The servers by name: a word each pattern holds that prose and names rarely do (not `apache`,
   // in every licence header; not `git`).
-  'gunicorn', 'm(?:emcached|nexec)', 'pg_ctl', 'apache2?ctl', '[Pp][SsAa][Ee][Xx][Ee][Cc]',
+  'gunicorn', 'm(?:emcached|nexec)', 'cupsd', 'pg_ctl', 'apache2?ctl', '[Pp][SsAa][Ee][Xx][Ee][Cc]',
 ];
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
