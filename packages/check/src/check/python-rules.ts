@@ -658,7 +658,7 @@ const MAX_HELD_CHOICES = 8;
 
 /**
  * The argument vector with its words held in names (up to the first word known neither way) in
- * place: each name's literal values in the nearest function (or the module), from its assignments
+ * place: each name's literal values in the nearest function, from its assignments
  * (`x = "-d"`, either literal branch of `x = "-d" if c else y`) with what `x += "n"` appends.
  */
 function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<string | undefined>, memo: Map<string, string[]>): Array<Array<string | undefined>> {
@@ -681,9 +681,11 @@ function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<st
 
 /** The literal values a name is bound to in its scope (see heldWordChoices); none when one is not a literal at all. */
 function literalBindings(name: SyntaxNode, memo: Map<string, string[]>): string[] {
+  // A function's own: its whole body is parsed wherever it is. The module's top level is not read,
+  // since its statements that hold no trigger are left out of the parse (python-ranges.ts).
   let scope = name.parent;
-  while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
-  const body = scope?.type === 'function_definition' ? scope.childForFieldName('body') : scope;
+  while (scope && scope.type !== 'function_definition') scope = scope.parent;
+  const body = scope?.childForFieldName('body');
   if (!body) return [];
   // One walk per scope and name: a module may hand the same name to many runners.
   const key = `${body.startIndex}\0${name.text}`;
