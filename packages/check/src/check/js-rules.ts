@@ -15,7 +15,7 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -316,14 +316,14 @@ export const isRelative = (specifier: string) => specifier === '.' || specifier 
  * `'nohup ' + bin + ' &'` still read as backgrounding, `${a}&${b}` not. Undefined where no
  * literal is involved.
  */
-/** `which.sync('cupsd')`, `await which('tmux')`, `whichSync('x')`: the path of the program named, read as its name. */
+/** `which.sync('cupsd')`, `await which('tmux')`, `whichSync('x')`, a project's own lookup (`findExecutable('x')`): the path of the program named, read as its name. */
 function programFound(expression: ts.Expression): string | undefined {
   let node = unwrap(expression);
   if (ts.isAwaitExpression(node)) node = unwrap(node.expression);
   if (!ts.isCallExpression(node) || node.arguments.length === 0) return undefined;
   const callee = unwrap(node.expression);
   const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) ? `${callee.expression.text}.${callee.name.text}` : '';
-  if (!/^(?:which|whichSync|which\.sync)$/.test(name)) return undefined;
+  if (!PROGRAM_LOOKUP.test(name)) return undefined;
   const first = unwrap(node.arguments[0] as ts.Expression);
   return ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first) ? first.text : undefined;
 }
@@ -630,6 +630,8 @@ function isLogical(kind: ts.SyntaxKind): boolean {
 class JsFileAnalysis {
   private readonly bindings = new Map<string, Binding>();
   private readonly variables = new Map<string, ts.VariableDeclaration[]>();
+  /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
+  private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
@@ -713,6 +715,10 @@ class JsFileAnalysis {
     for (const declaration of this.typedDeclarations) this.checkTypedDeclaration(declaration);
     if (this.bindings.size > 0) this.checkLooseLiterals();
     for (const list of this.programVectors) this.checkProgramVector(list);
+    for (const list of this.heldProgramVectors) {
+      const first = list.elements[0] as ts.Identifier;
+      if (this.literalBindings(first.text).some((program) => mayBeDetachingArgv(program, undefined))) this.checkProgramVector(list);
+    }
     for (const script of this.scriptTexts) this.checkElevatingScript(script);
     return this.findings;
   }
@@ -878,6 +884,8 @@ class JsFileAnalysis {
         const [first, , third] = (node as ts.ArrayLiteralExpression).elements;
         const text = (element: ts.Expression | undefined) => (element && (ts.isStringLiteral(element) || ts.isNoSubstitutionTemplateLiteral(element)) ? element.text : undefined);
         if (mayBeDetachingArgv(text(first), text(third))) this.programVectors.push(node as ts.ArrayLiteralExpression);
+        // `[systemdRun, '--scope', …]`: a program held in a name, known once the declarations are (below).
+        else if (first && ts.isIdentifier(first)) this.heldProgramVectors.push(node as ts.ArrayLiteralExpression);
         break;
       }
       case SK.BinaryExpression:
@@ -1950,7 +1958,8 @@ class JsFileAnalysis {
     if (name) return name;
     // The program may be held too, as a literal or where `which` found it (`const exe = which.sync('cupsd')`).
     const first = elements[0] && unwrap(elements[0]);
-    const programs = words[0] !== undefined ? [words[0]] : first && ts.isIdentifier(first) ? this.literalBindings(first.text) : [];
+    const found = first && programFound(first);
+    const programs = words[0] !== undefined ? [words[0]] : found !== undefined ? [found] : first && ts.isIdentifier(first) ? this.literalBindings(first.text) : [];
     if (!programs.some((program) => mayBeDetachingArgv(program, undefined))) return undefined;
     let choices: Array<Array<string | undefined>> = [[]];
     let held = false;

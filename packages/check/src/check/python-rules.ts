@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, PROGRAM_LOOKUP, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -350,8 +350,10 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   const triggers = matchStarts(TRIGGERS_WITHOUT_RUNNERS, text);
   const runners = shellMayMatter(text, 'python') ? matchStarts(RUNNER_CALLS, text) : [];
   const programs = matchStarts(PROGRAM_STRINGS, text);
+  // `systemd_run = resolve_exe("systemd-run")`: the name's uses are where that program is run.
+  const lookedUp = programs.length > 0 ? lookedUpPrograms(text) : NO_NAMES;
   if (programs.length > 0) {
-    triggers.push(...programs);
+    triggers.push(...programs, ...usesOfAny(lookedUp, text));
     triggers.sort((a, b) => a - b);
   }
   const selection = options.whole ? undefined : selectStatements(text, triggers, runners);
@@ -367,13 +369,13 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
     pythonParses.statements++;
     pythonParses.statementFilesText += text.length;
     for (const range of selection.ranges) pythonParses.statementsText += range.endIndex - range.startIndex;
-    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection, options.ownCopies);
+    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection, options.ownCopies, lookedUp);
     if (findings) return findings;
     pythonParses.wholeAfterStatements++;
   } else {
     pythonParses.whole++;
   }
-  return analyseTree(parse(parser, text), text, fields, triggers, undefined, options.ownCopies) as RawFinding[];
+  return analyseTree(parse(parser, text), text, fields, triggers, undefined, options.ownCopies, lookedUp) as RawFinding[];
 }
 
 /**
@@ -447,14 +449,14 @@ function parse(parser: Parser, text: string, ranges?: Range[]): Tree {
 }
 
 /** The tree's findings; undefined when a tree of selected statements cannot stand for the file. */
-function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined, ownCopies: ReadonlySet<string> | undefined): RawFinding[] | undefined {
+function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined, ownCopies: ReadonlySet<string> | undefined, lookedUp: ReadonlySet<string>): RawFinding[] | undefined {
   if (!tree) {
     if (selection) return undefined;
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
   try {
     if (selection && (tree.rootNode.hasError || !startsStatements(tree.rootNode, selection.starts))) return undefined;
-    const analysis = new PythonFileAnalysis(text, fields, triggers, selection, ownCopies);
+    const analysis = new PythonFileAnalysis(text, fields, triggers, selection, ownCopies, lookedUp);
     const findings = analysis.run(tree.rootNode);
     return analysis.leftOutUse ? undefined : findings;
   } finally {
@@ -665,7 +667,8 @@ function heldWordChoices(elements: readonly SyntaxNode[], argv: ReadonlyArray<st
   // Only a detaching program's own words are looked up: most lists hold names that are no flag. The
   // program may be held too, as a literal or where `which` found it (`cupsd = which("cupsd")`).
   const first = elements[0];
-  const programs = argv[0] !== undefined ? [argv[0]] : first?.type === 'identifier' ? literalBindings(first, memo).filter((program) => mayBeDetachingArgv(program, undefined)) : [];
+  const found = first?.type === 'call' ? programFound(first) : undefined;
+  const programs = argv[0] !== undefined ? [argv[0]] : found !== undefined ? [found] : first?.type === 'identifier' ? literalBindings(first, memo).filter((program) => mayBeDetachingArgv(program, undefined)) : [];
   if (!programs.some((program) => mayBeDetachingArgv(program, undefined))) return [];
   let choices: Array<Array<string | undefined>> = [[]];
   let held = false;
@@ -721,14 +724,28 @@ function scopeBindings(body: SyntaxNode, name: string): string[] {
   return [...values, ...values.flatMap((value) => suffixes.map((suffix) => value + suffix))].slice(0, MAX_HELD_CHOICES);
 }
 
-/** `which("cupsd")`, `shutil.which("tmux")`, `find_executable("x")`: the path of the program named, read as its name. */
+/**
+ * `which("cupsd")`, `shutil.which("tmux")`, `find_executable("x")`, a project's own lookup
+ * (`General.resolve_exe('systemd-run')`): the path of the program named, read as its name.
+ */
 function programFound(node: SyntaxNode): string | undefined {
   if (node.type !== 'call') return undefined;
   const callee = node.childForFieldName('function');
   const name = callee?.type === 'attribute' ? callee.childForFieldName('attribute')?.text : callee?.text;
-  if (name !== 'which' && name !== 'find_executable') return undefined;
+  if (!PROGRAM_LOOKUP.test(name ?? '')) return undefined;
   const first = node.childForFieldName('arguments')?.namedChildren.find((argument) => argument?.type !== 'comment');
   return first ? stringValue(first) : undefined;
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+/** `systemd_run = General.resolve_exe("systemd-run")`, `tmux = shutil.which('tmux')`: a name bound, on a line of its own, to a lookup of a detaching program. */
+const PROGRAM_LOOKUP_BINDING = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*[\w.]*?(?:which|exe|program|binary|executable|locate|find|resolve)\w*[ \t]*\([ \t]*[rRbBuU]?["'](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})["']`, 'gm');
+
+/** The names PROGRAM_LOOKUP_BINDING binds in the text. */
+function lookedUpPrograms(text: string): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const match of text.matchAll(PROGRAM_LOOKUP_BINDING)) names.add(match[1] as string);
+  return names.size === 0 ? NO_NAMES : names;
 }
 
 /** cmd's flag before its script: `/c` or `/k`. */
@@ -877,6 +894,8 @@ class PythonFileAnalysis {
     private readonly selection: StatementSelection | undefined,
     /** Libraries the project keeps a copy of beside the file: imported, they are its own modules. */
     private readonly ownCopies: ReadonlySet<string> | undefined = undefined,
+    /** Names bound to a lookup of a detaching program (lookedUpPrograms): a list they start is an argument vector. */
+    private readonly lookedUp: ReadonlySet<string> = NO_NAMES,
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
     this.namesTransientUnit = text.includes('StartTransientUnit');
@@ -1539,7 +1558,9 @@ class PythonFileAnalysis {
     this.argumentVectors.add(node.startIndex);
     const elements = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
     const [first, , third] = elements;
-    if (mayBeDetachingArgv(first && stringValue(first), third && stringValue(third)) && elements.slice(1).some(isArgumentLike)) this.checkDetachingCommand(node);
+    // Its program held in a name a detaching program's lookup bound (`[systemd_run, "--scope", …]`) too.
+    const heldProgram = first?.type === 'identifier' && this.lookedUp.has(first.text);
+    if ((heldProgram || mayBeDetachingArgv(first && stringValue(first), third && stringValue(third))) && elements.slice(1).some(isArgumentLike)) this.checkDetachingCommand(node);
     // cmd's `/c start` in a list built anywhere (`args = ['/c', 'start']`, joined to `cmd.exe` and
     // the command later): those two words mean nothing else.
     else if (elements.some((element) => CMD_FLAG.test(stringValue(element) ?? ''))) this.checkStartArgv(node);

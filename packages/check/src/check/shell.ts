@@ -164,11 +164,12 @@ const CUPSD = 'cupsd without -f';
 // Commands whose whole job is to leave their caller behind, run by name (a word at a command's
 // start in shell text, or a program and its argument list joined). Each starts the program under
 // another parent (systemd, a tmux or screen server) or forks it off and exits at once.
-// `systemd-run --scope` runs the command as systemd-run's own child and is not one.
+// `systemd-run --scope` too: the command stays systemd-run's own process, but in a cgroup of its
+// own, which the caller's (a service's stop, `leash run`'s cgroup containment) no longer holds.
 const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   [command('daemonize', String.raw`(?:\s|$)`), 'daemonize'],
   // Its words decide, so it needs some: a lone 'systemd-run' in an argument list is read with the rest.
-  [command('systemd-run', String.raw`\s+\S(?![^;&|\n]{0,500}\s--scope\b)`), 'systemd-run'],
+  [command('systemd-run', String.raw`\s+(?!(?:--help|-h|--version)(?:[\s;&|]|$))\S`), 'systemd-run'],
   [command('start-stop-daemon', String.raw`\s[^;&|\n]{0,500}?(?:\s-[A-Za-z]*b[A-Za-z]*|\s--background)(?=\s|$)`), 'start-stop-daemon --background'],
   [command('tmux', String.raw`(?:\s+-\S+){0,20}\s+new(?:-session)?\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*d`), 'tmux new -d'],
   [command('screen', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*(?:dm|md)`), 'screen -dm'],
@@ -249,6 +250,13 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
   for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line)) return name;
   return undefined;
 }
+
+/**
+ * A function's name that says it finds a program (`which`, `shutil.which`, `find_executable`, a
+ * project's `resolve_exe`): a name bound to its call on a detaching program's literal name holds
+ * that program (both analysers' held words).
+ */
+export const PROGRAM_LOOKUP = /which|exe|program|binary|executable|locate|^find|^resolve/i;
 
 /** Programs that daemonize run with no words at all (`[cupsd]`, the only one): read alone as an argument vector. */
 const DAEMONIZING_ALONE = /^(?:[\w.\/-]*\/)?cupsd$/;
