@@ -17,10 +17,10 @@
 // parser sees, inside a chunk that is blanked, is not reported: that chunk holds no trigger word
 // and no name of a kept chunk, so no finding can hide in it (docs/check.md says so).
 
-// The modules whose bindings the analyser follows, and what a relative specifier is, from the
-// analyser itself: one list. (js-rules.ts imports this module too; both are read only when a file
-// is chunked, long after both loaded.)
-import { isRelative, SPAWN_MODULES } from './js-rules.js';
+// The modules whose bindings the analyser follows, from the analyser itself: one list. (js-rules.ts
+// imports this module too; both are read only when a file is chunked, long after both loaded.)
+import { SPAWN_MODULES } from './js-rules.js';
+import { isRelative } from './module-resolution.js';
 import { SHELL_WORD_LIST } from './shell.js';
 
 /** Reserved words: never a variable's name (after a dot they are member names). */

@@ -12,8 +12,9 @@
 // typescript-cache.ts has usually put it in require's cache already, compiled from a code cache.
 import ts = require('../vendor/typescript-parser.cjs');
 import { lstatSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
+import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
 import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
@@ -113,9 +114,6 @@ export function analyseJs(text: string, path: string, root: string = process.cwd
 
 /** How far a chain of relative re-exports is followed. */
 const MAX_IMPORT_DEPTH = 4;
-/** Modules larger than this are not read for their exports: a generated bundle, not a wrapper. */
-const MAX_MODULE_BYTES = 1 << 20;
-const RESOLVE_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 
 interface ImportContext {
   root: string;
@@ -124,24 +122,6 @@ interface ImportContext {
 
 /** Exported spawn functions of the modules read so far, by path, size and modification time. */
 const moduleCache = new Map<string, ModuleShape | null>();
-
-/** The file a relative specifier names, as TypeScript and Node would find it; only regular files inside `root`. */
-function resolveRelative(from: string, specifier: string, root: string): string | undefined {
-  const base = resolve(dirname(resolve(from)), specifier);
-  const swapped = base.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
-  const candidates = [base, swapped, ...RESOLVE_EXTENSIONS.map((ext) => base + ext), ...RESOLVE_EXTENSIONS.map((ext) => `${base}/index${ext}`)];
-  for (const candidate of candidates) {
-    const inside = relative(root, candidate);
-    if (inside.startsWith('..') || isAbsolute(inside)) return undefined;
-    try {
-      // lstat: a symlink is not followed, as in the file listing.
-      if (lstatSync(candidate).isFile()) return candidate;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
 
 /** A module's text, if it is a regular file small enough to be hand-written (read as checked files are). */
 function readModule(file: string): string | undefined {
@@ -152,7 +132,7 @@ function readModule(file: string): string | undefined {
 /** The spawn functions a project module exports (re-exported, or wrappers that pass options through). */
 function projectModule(from: string, specifier: string, context: ImportContext): ModuleShape | undefined {
   if (context.depth >= MAX_IMPORT_DEPTH) return undefined;
-  const file = resolveRelative(from, specifier, context.root);
+  const file = resolveProjectModule(from, specifier, context.root);
   if (!file) return undefined;
   let key: string;
   try {
@@ -306,9 +286,6 @@ function inTypeOnlyCall(node: ts.Node): boolean {
   }
   return false;
 }
-
-/** A relative module specifier: `.`, `..`, `./x`, `../x` (js-chunks.ts keeps the chunks that bind one). */
-export const isRelative = (specifier: string) => specifier === '.' || specifier === '..' || specifier.startsWith('./') || specifier.startsWith('../');
 
 /**
  * The text of a command built from literals: a string, a template, `+` of strings and other

@@ -9,10 +9,10 @@
 // answer is no only when none of them holds a spawn module's name. It errs towards yes: every
 // quoted relative string counts as a specifier (the analyser follows only imports and requires),
 // the chain is followed to any depth (the analyser stops at four), and a specifier written with an
-// escape is a yes. A specifier names the file the analyser's resolution picks (the same candidates
-// in the same order).
-import { lstatSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+// escape is a yes. A specifier names the file the analyser's resolution picks: the same function
+// (module-resolution.ts).
+import { resolve } from 'node:path';
+import { MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
 
 /** The spawn gate's words for a spawn module or spawn options, without its relative specifiers (checker.ts). */
@@ -25,10 +25,6 @@ export const SPAWN_MODULE_WORDS = /child_process|execa|cross-spawn|nano-spawn|ti
 const RELATIVE_STRING = /(['"`])(\.\.?(?:\/[^'"`\n]*)?)\1/g;
 /** A module specifier written with an escape: what it names cannot be read from the text. */
 const ESCAPED_SPECIFIER = /(?:from|require|import|getBuiltinModule)\s*\(?\s*['"`][^'"`\n]*\\/;
-
-/** As js-rules.ts reads a project module: a regular file (not a link) no larger than this. */
-const MAX_MODULE_BYTES = 1 << 20;
-const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 
 interface ModuleFacts {
   /** Binds a spawn module, or cannot be told not to. */
@@ -43,36 +39,10 @@ const facts = new Map<string, ModuleFacts>();
 const reachesSome = new Set<string>();
 const reachesNone = new Set<string>();
 
-/**
- * The file `specifier`, imported from `from`, names: the first regular file (not a link) inside
- * `root` among js-rules.ts's candidates, in its order, or undefined. Answers are kept by folder and
- * specifier: most of a project imports the same few modules.
- */
-const resolved = new Map<string, string | undefined>();
-function resolveRelative(from: string, specifier: string, root: string): string | undefined {
-  const folder = dirname(resolve(from));
-  const key = `${root}\0${folder}\0${specifier}`;
-  if (resolved.has(key)) return resolved.get(key);
-  const base = resolve(folder, specifier);
-  const swapped = base.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
-  let found: string | undefined;
-  for (const candidate of [base, swapped, ...EXTENSIONS.map((ext) => base + ext), ...EXTENSIONS.map((ext) => `${base}/index${ext}`)]) {
-    const inside = relative(root, candidate);
-    if (inside.startsWith('..') || isAbsolute(inside)) break;
-    // Without an exception per absent candidate: most are absent.
-    if (lstatSync(candidate, { throwIfNoEntry: false })?.isFile() === true) {
-      found = candidate;
-      break;
-    }
-  }
-  resolved.set(key, found);
-  return found;
-}
-
 function relativeImports(file: string, text: string, root: string): string[] {
   const files: string[] = [];
   for (const match of text.matchAll(RELATIVE_STRING)) {
-    const found = resolveRelative(file, match[2] as string, root);
+    const found = resolveProjectModule(file, match[2] as string, root);
     if (found !== undefined) files.push(found);
   }
   return files;
