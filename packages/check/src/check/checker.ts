@@ -1,10 +1,10 @@
 // One file in, its findings out: language by extension, a text prefilter, the language's
 // analyser, then exemption markers.
 import { dirname, join } from 'node:path';
-import { lstatSync } from './node-fs.js';
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
+import { isRegularFile } from './regular-file.js';
 import { backgroundMayMatter, DETACHING_PROGRAM_NAMES, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
@@ -152,14 +152,6 @@ function ownLibraryCopies(path: string, text: string): Set<string> | undefined {
     if (isRegularFile(join(folder, name, '__init__.py')) || isRegularFile(join(folder, `${name}.py`))) (copies ??= new Set()).add(name);
   }
   return copies;
-}
-
-function isRegularFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 export async function checkText(path: string, text: string, language: Language): Promise<Finding[]> {

@@ -5,8 +5,8 @@
 // A relative specifier (`./x`, `../y`) is looked up from the importing file's folder, with the
 // candidates TypeScript and Node try (the name itself, `.js` written for `.ts`, each extension,
 // then `index` in a folder of that name). Only a regular file (not a link) inside the root counts.
-import { lstatSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { isInside, isRegularFile } from './regular-file.js';
 
 /** A relative module specifier: `.`, `..`, `./x`, `../x`. */
 export const isRelative = (specifier: string): boolean => specifier === '.' || specifier === '..' || specifier.startsWith('./') || specifier.startsWith('../');
@@ -15,28 +15,12 @@ export const isRelative = (specifier: string): boolean => specifier === '.' || s
 export const MAX_MODULE_BYTES = 1 << 20;
 const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 
-/** Whether `path` (absolute) lies inside `root` (absolute), or is it. */
-export function isInside(root: string, path: string): boolean {
-  const inside = relative(root, path);
-  return !inside.startsWith('..') && !isAbsolute(inside);
-}
-
-/** Whether `path` is a regular file: not a link, a folder, or a path through a file (ENOTDIR). */
-function isRegularFile(path: string): boolean {
-  try {
-    // Without an exception per absent candidate: most are absent.
-    return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
-  } catch {
-    return false; // ENOTDIR (a candidate under a file, or under a link to one), EACCES, ...
-  }
-}
-
 /**
  * The module file for `base` (an absolute path without its extension, or with the `.js` its
  * source is imported by): the first regular file among TypeScript's and Node's candidates, in
  * their order, inside `root`; undefined where there is none.
  */
-export function moduleFileAt(base: string, root: string): string | undefined {
+function moduleFileAt(base: string, root: string): string | undefined {
   if (!isInside(root, base)) return undefined; // every candidate is `base` or under it
   const swapped = base.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
   if (isRegularFile(base)) return base;
