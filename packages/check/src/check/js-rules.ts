@@ -100,7 +100,8 @@ function parse(path: string, text: string): ts.SourceFile {
  */
 export function analyseJs(text: string, path: string, root: string = process.cwd(), parsing: 'auto' | 'whole' | 'chunks' = 'auto'): RawFinding[] {
   const context = { root: resolve(root), depth: 0 };
-  const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined);
+  const isProject = (specifier: string) => isProjectSpecifier(path, specifier, context.root);
+  const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined, isProject);
   if (chunks !== undefined) {
     const findings = new JsFileAnalysis(parse(path, chunks), context).run();
     // A syntax error in what was parsed: the whole file is parsed instead, so that the error
@@ -110,9 +111,9 @@ export function analyseJs(text: string, path: string, root: string = process.cwd
   return new JsFileAnalysis(parse(path, text), context).run();
 }
 
-// --- the project's own modules, followed through relative imports --------------------------------
+// --- the project's own modules, followed through relative and aliased imports --------------------
 
-/** How far a chain of relative re-exports is followed. */
+/** How far a chain of project re-exports is followed. */
 const MAX_IMPORT_DEPTH = 4;
 
 interface ImportContext {
@@ -127,6 +128,15 @@ const moduleCache = new Map<string, ModuleShape | null>();
 function readModule(file: string): string | undefined {
   const read = readRegularFile(file, { followSymlink: false, maxBytes: MAX_MODULE_BYTES });
   return 'text' in read ? read.text : undefined;
+}
+
+/**
+ * Whether `specifier`, imported by the file `from`, names a project module: a relative one (read
+ * even where no file is found), or a bare one the project's config maps to one of its files. A
+ * spawn module's name is always the spawn module's.
+ */
+function isProjectSpecifier(from: string, specifier: string, root: string): boolean {
+  return isRelative(specifier) || (!SPAWN_MODULES.has(specifier) && resolveProjectModule(from, specifier, root) !== undefined);
 }
 
 /** The spawn functions a project module exports (re-exported, or wrappers that pass options through). */
@@ -305,14 +315,14 @@ function commandText(expression: ts.Expression, depth: number): string | undefin
   return undefined;
 }
 
-/** The specifier of `require('./x')` (or `await import('./x')`) when it is relative. */
-function relativeRequire(expression: ts.Expression): string | undefined {
+/** The specifier of `require('./x')` when it names a project module (`isProject`). */
+function projectRequire(expression: ts.Expression, isProject: (specifier: string) => boolean): string | undefined {
   const node = unwrap(expression);
   if (!ts.isCallExpression(node) || node.arguments.length !== 1) return undefined;
   const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
   if (!isRequire) return undefined;
   const specifier = unwrap(node.arguments[0] as ts.Expression);
-  return ts.isStringLiteral(specifier) && isRelative(specifier.text) ? specifier.text : undefined;
+  return ts.isStringLiteral(specifier) && isProject(specifier.text) ? specifier.text : undefined;
 }
 
 function hasExportModifier(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
@@ -867,7 +877,7 @@ class JsFileAnalysis {
     if (!ts.isStringLiteral(node.moduleSpecifier)) return;
     const clause = node.importClause;
     if (!clause || clause.isTypeOnly) return;
-    if (isRelative(node.moduleSpecifier.text)) return this.collectProjectImport(node.moduleSpecifier.text, clause);
+    if (this.isProjectSpecifier(node.moduleSpecifier.text)) return this.collectProjectImport(node.moduleSpecifier.text, clause);
     const shape = SPAWN_MODULES.get(node.moduleSpecifier.text);
     if (!shape) return;
     if (clause.name) this.bindModuleObject(clause.name.text, shape);
@@ -892,6 +902,9 @@ class JsFileAnalysis {
       for (const element of named.elements) if (!element.isTypeOnly) bind(element.name.text, (element.propertyName ?? element.name).text);
     }
   }
+
+  /** Whether a specifier of this file names a project module (one function, handed on as it is). */
+  private readonly isProjectSpecifier = (specifier: string): boolean => isProjectSpecifier(this.sf.fileName, specifier, this.context.root);
 
   private bindProject(local: string, binding: Binding): void {
     this.bindings.set(local, binding);
@@ -944,7 +957,7 @@ class JsFileAnalysis {
     }
     if (!node.initializer) return;
     const init = unwrap(node.initializer);
-    const required = relativeRequire(init);
+    const required = projectRequire(init, this.isProjectSpecifier);
     if (required) {
       // const lib = require('./proc')  /  const { launch } = require('./proc')
       if (ts.isIdentifier(node.name)) this.bindProject(node.name.text, { kind: 'project', specifier: required, member: '*', require: true });
@@ -1097,7 +1110,7 @@ class JsFileAnalysis {
         return shape ? { kind: 'namespace', shape } : undefined;
       }
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
-        if (isRelative(specifier.text)) {
+        if (this.isProjectSpecifier(specifier.text)) {
           const project = this.resolved({ kind: 'project', specifier: specifier.text, member: '*', require: isRequire });
           return project && project.kind !== 'function' && project.kind !== 'project' ? project : undefined;
         }
@@ -1348,7 +1361,7 @@ class JsFileAnalysis {
       if (ts.isExportDeclaration(node)) {
         if (node.isTypeOnly) continue;
         const from = node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) ? node.moduleSpecifier.text : undefined;
-        const source = from === undefined ? undefined : isRelative(from) ? projectModule(this.sf.fileName, from, this.context) : SPAWN_MODULES.get(from);
+        const source = from === undefined ? undefined : this.isProjectSpecifier(from) ? projectModule(this.sf.fileName, from, this.context) : SPAWN_MODULES.get(from);
         if (from !== undefined && !source) continue;
         if (!node.exportClause) {
           for (const name of source?.functions ?? []) if (name !== 'default') functions.add(name); // export * from '...'

@@ -41,10 +41,10 @@ export const noDetachedSpawn = {
     return {
       'Program:exit'(): void {
         const text = context.sourceCode.text;
-        if (!mayMatter(text, 'js')) return;
         const filename = context.filename && !context.filename.startsWith('<') ? context.filename : 'input.tsx';
-        // The editor's process lives on while files come and go: each file sees the project as it is now.
+        // The editor's process lives on while files and configs change: each file sees the project as it is now.
         forgetProjectLayout();
+        if (!mayMatter(text, 'js', { path: filename, root: context.cwd ?? process.cwd() })) return;
         let raw;
         try {
           raw = analyseJs(text, filename, context.cwd);
