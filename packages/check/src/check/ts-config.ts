@@ -15,7 +15,7 @@ import { isInside, isRegularFile, readRegularFile } from './regular-file.js';
 
 /** A config is a few KiB; a monorepo's generated `paths` some hundred. Larger is no config. */
 const MAX_CONFIG_BYTES = 256 << 10;
-/** How many configs one `extends` chain reads: real ones are one or two deep. */
+/** How deep an `extends` chain is read, and how many configs one extends: real ones are one or two. */
 const MAX_EXTENDS_DEPTH = 5;
 /** Targets tried for one `paths` key: real ones list one to three. */
 const MAX_TARGETS = 8;
