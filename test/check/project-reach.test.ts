@@ -2,7 +2,7 @@
 // module it reaches through relative specifiers binds a spawn module (project-reach.ts): the
 // answer must never be "no" where the analyser, following the same imports, could find something.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -104,6 +104,26 @@ test('a loose `detached` literal and a PTY spawn known by its shape need no spaw
       assert.deepEqual(checked.map((f) => [f.rule, f.line]), whole.map((f) => [f.rule, f.line]), text);
       assert.equal(checked.length, expected, text);
     }
+  } finally {
+    process.chdir(cwd);
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a module reached through a link, or a path through a file, is no module and no failure', async () => {
+  // `./run.js` is a link to a file: lstat says so, and `run.js/index.ts` fails with ENOTDIR (it
+  // used to end the check of main.ts with "the analyser failed").
+  const root = project({ 'real.js': "export const start = (c) => require('node:child_process').spawn(c);\n", 'lib.js': 'export const x = 1;\n' });
+  symlinkSync(join(root, 'real.js'), join(root, 'run.js'));
+  const cwd = process.cwd();
+  try {
+    process.chdir(root);
+    for (const text of ["import { start } from './run.js';\nstart('x').unref();\n", "import { start } from './lib.js/run';\nstart('x').unref();\n"]) {
+      assert.equal(projectMayBindSpawn(join(root, 'main.ts'), text, root), false, text);
+      assert.deepEqual(await checkText('main.ts', text, 'js'), [], text);
+    }
+    // The same text with the real file is read: the case above is a link's, not a module's absence.
+    assert.equal(projectMayBindSpawn(join(root, 'main.ts'), "import { start } from './real.js';\nstart('x').unref();\n", root), true);
   } finally {
     process.chdir(cwd);
     rmSync(root, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 // One file in, its findings out: language by extension, a text prefilter, the language's
 // analyser, then exemption markers.
 import { dirname, join } from 'node:path';
-import { lstatSync } from './node-fs.js';
 import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
-import { projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
+import { importsAliasedModule, projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
+import { isRegularFile } from './regular-file.js';
 import { backgroundMayMatter, DETACHING_PROGRAM_NAMES, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
@@ -29,7 +29,8 @@ const CHILD_PROCESS_MEMBER = /\.(?:nodeC|c)hildProcess\b/;
 const PROGRAM_VECTOR = String.raw`\[\s*['"\x60](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})['"\x60]\s*,`;
 /**
  * Every JS/TS finding hangs on a spawn function, bound from a spawn module (its name is in the
- * text), from a project module (a relative specifier), on options typed as spawn options, or on a
+ * text), from a project module (a relative specifier, or a bare one the project's config maps:
+ * passesSpawnGate), on options typed as spawn options, or on a
  * `.childProcess` member, or is a detaching program's argument vector. A file with none of these
  * can report nothing, whatever it says about `detached`: a minified bundle that mentions detached
  * nodes in its comments is not parsed (a megabyte of them was a second of CPU).
@@ -89,17 +90,35 @@ const COMMENT_LINE_JS = /^[ \t]*\/\/[^\n]*$/gm;
 const withoutCommentLines = (text: string, language: Language): string =>
   language === 'python' ? text.replace(COMMENT_LINE_PYTHON, '') : text.replace(COMMENT_LINE_JS, (line) => (line.includes('${') ? line : ''));
 
-/** Whether a file could hold anything the analysers flag; most files cannot and are never parsed. */
-export function mayMatter(text: string, language: Language): boolean {
+/** Where a checked file is: its path (relative to the working directory) and the root its imports are read in. */
+export interface FilePlace {
+  path: string;
+  root: string;
+}
+
+/**
+ * The spawn gate: a spawn module's word, a relative specifier, ... (JS_SPAWN_GATE), or an import of
+ * a project module by a bare name the project's config maps (`from 'backend/utils'`), read only
+ * when the words are not there and the file's place is known.
+ */
+function passesSpawnGate(text: string, place: FilePlace | undefined): boolean {
+  return JS_SPAWN_GATE.test(text) || (place !== undefined && importsAliasedModule(place.path, text, place.root));
+}
+
+/**
+ * Whether a file could hold anything the analysers flag; most files cannot and are never parsed.
+ * Without `place`, a JS file that imports project modules by bare names alone is turned away.
+ */
+export function mayMatter(text: string, language: Language, place?: FilePlace): boolean {
   if (language === 'js') {
-    if (!JS_WORDS.test(text) && !startOrRunasIn(text)) return (backgroundMayMatter(text, language) || ptySizeMayMatter(text)) && JS_SPAWN_GATE.test(text);
+    if (!JS_WORDS.test(text) && !startOrRunasIn(text)) return (backgroundMayMatter(text, language) || ptySizeMayMatter(text)) && passesSpawnGate(text, place);
     // The marker holds `detached`: a JS file the prefilter finds nothing in has no marker either,
     // so most files are read one time less.
     const words = JS_PREFILTER.test(text) || ptySizeMayMatter(text);
     if (words && text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
     const shell = shellMayMatter(text, language);
     // The gate last: an alternation of many words, read only for the few files that got this far.
-    if ((!words && !shell) || !JS_SPAWN_GATE.test(text)) return false;
+    if ((!words && !shell) || !passesSpawnGate(text, place)) return false;
     if (shell) return true;
   } else {
     if (!PYTHON_WORDS.test(text) && !startOrRunasIn(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
@@ -154,22 +173,14 @@ function ownLibraryCopies(path: string, text: string): Set<string> | undefined {
   return copies;
 }
 
-function isRegularFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
 export async function checkText(path: string, text: string, language: Language): Promise<Finding[]> {
-  if (!mayMatter(text, language)) return [];
+  if (!mayMatter(text, language, { path, root: process.cwd() })) return [];
   if (language === 'js' && !spawnReachable(path, text)) return applyMarkers(path, text, []);
   return applyMarkers(path, text, await analyse(text, path, language));
 }
 
 /**
- * Whether a JS/TS file that passed the spawn gate by a relative specifier alone can report
+ * Whether a JS/TS file that passed the spawn gate by a project specifier alone can report
  * anything: every finding but four kinds hangs on a spawn function or handle, which such a file can only
  * get from a project module, and the project modules reachable from it are read for a spawn
  * module's name (project-reach.ts) before the parser is loaded. The others: a loose `detached`

@@ -17,10 +17,10 @@
 // parser sees, inside a chunk that is blanked, is not reported: that chunk holds no trigger word
 // and no name of a kept chunk, so no finding can hide in it (docs/check.md says so).
 
-// The modules whose bindings the analyser follows, and what a relative specifier is, from the
-// analyser itself: one list. (js-rules.ts imports this module too; both are read only when a file
-// is chunked, long after both loaded.)
-import { isRelative, SPAWN_MODULES } from './js-rules.js';
+// The modules whose bindings the analyser follows, from the analyser itself: one list. (js-rules.ts
+// imports this module too; both are read only when a file is chunked, long after both loaded.)
+import { SPAWN_MODULES } from './js-rules.js';
+import { isRelative } from './module-resolution.js';
 import { SHELL_WORD_LIST } from './shell.js';
 
 /** Reserved words: never a variable's name (after a dot they are member names). */
@@ -188,6 +188,7 @@ class Tokenizer {
   constructor(
     private readonly text: string,
     private readonly jsx: boolean,
+    private readonly isProjectSpecifier: (specifier: string) => boolean,
   ) {
     this.n = text.length;
     const { triggers } = this;
@@ -428,7 +429,7 @@ class Tokenizer {
     // A module specifier after `from`, `require(`, `import(` or `import`: a binding, or not.
     if (this.prevWord === 'from' || this.prevWord === 'import' || (this.prevIsOpenParen && (this.prevPrevWord === 'require' || this.prevPrevWord === 'import'))) {
       const value = cook(this.text.slice(start + 1, j - 1));
-      if (SPAWN_MODULES.has(value) || isRelative(value)) this.current.binds = true;
+      if (SPAWN_MODULES.has(value) || this.isProjectSpecifier(value)) this.current.binds = true;
       // A PTY library's (or npm daemon's) every call is a finding: its binding is a trigger, followed to its uses.
       const shape = SPAWN_MODULES.get(value);
       if (shape?.pty || shape?.daemon) this.current.seed = true;
@@ -739,9 +740,11 @@ const jsxFor = (path: string) => !/\.[mc]?ts$/i.test(path);
 /**
  * The text to parse instead of `text`: the relevant chunks in place, the rest blanked, or
  * undefined when the whole file is to be parsed (the tokenizer was unsure, or little would be blanked).
+ * `isProjectSpecifier` says which specifiers name the project's own modules, as the analyser
+ * reads them (relative ones, and bare ones the project's config maps to its files).
  */
-export function relevantText(text: string, path: string, minBlankedShare = MIN_BLANKED_SHARE): string | undefined {
-  const tokenizer = new Tokenizer(text, jsxFor(path));
+export function relevantText(text: string, path: string, minBlankedShare = MIN_BLANKED_SHARE, isProjectSpecifier: (specifier: string) => boolean = isRelative): string | undefined {
+  const tokenizer = new Tokenizer(text, jsxFor(path), isProjectSpecifier);
   let chunks: Chunk[];
   try {
     chunks = tokenizer.run();

@@ -12,8 +12,9 @@
 // typescript-cache.ts has usually put it in require's cache already, compiled from a code cache.
 import ts = require('../vendor/typescript-parser.cjs');
 import { lstatSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
+import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
 import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
@@ -99,7 +100,8 @@ function parse(path: string, text: string): ts.SourceFile {
  */
 export function analyseJs(text: string, path: string, root: string = process.cwd(), parsing: 'auto' | 'whole' | 'chunks' = 'auto'): RawFinding[] {
   const context = { root: resolve(root), depth: 0 };
-  const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined);
+  const isProject = (specifier: string) => isProjectSpecifier(path, specifier, context.root);
+  const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined, isProject);
   if (chunks !== undefined) {
     const findings = new JsFileAnalysis(parse(path, chunks), context).run();
     // A syntax error in what was parsed: the whole file is parsed instead, so that the error
@@ -109,13 +111,10 @@ export function analyseJs(text: string, path: string, root: string = process.cwd
   return new JsFileAnalysis(parse(path, text), context).run();
 }
 
-// --- the project's own modules, followed through relative imports --------------------------------
+// --- the project's own modules, followed through relative and aliased imports --------------------
 
-/** How far a chain of relative re-exports is followed. */
+/** How far a chain of project re-exports is followed. */
 const MAX_IMPORT_DEPTH = 4;
-/** Modules larger than this are not read for their exports: a generated bundle, not a wrapper. */
-const MAX_MODULE_BYTES = 1 << 20;
-const RESOLVE_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 
 interface ImportContext {
   root: string;
@@ -125,34 +124,25 @@ interface ImportContext {
 /** Exported spawn functions of the modules read so far, by path, size and modification time. */
 const moduleCache = new Map<string, ModuleShape | null>();
 
-/** The file a relative specifier names, as TypeScript and Node would find it; only regular files inside `root`. */
-function resolveRelative(from: string, specifier: string, root: string): string | undefined {
-  const base = resolve(dirname(resolve(from)), specifier);
-  const swapped = base.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
-  const candidates = [base, swapped, ...RESOLVE_EXTENSIONS.map((ext) => base + ext), ...RESOLVE_EXTENSIONS.map((ext) => `${base}/index${ext}`)];
-  for (const candidate of candidates) {
-    const inside = relative(root, candidate);
-    if (inside.startsWith('..') || isAbsolute(inside)) return undefined;
-    try {
-      // lstat: a symlink is not followed, as in the file listing.
-      if (lstatSync(candidate).isFile()) return candidate;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
 /** A module's text, if it is a regular file small enough to be hand-written (read as checked files are). */
 function readModule(file: string): string | undefined {
   const read = readRegularFile(file, { followSymlink: false, maxBytes: MAX_MODULE_BYTES });
   return 'text' in read ? read.text : undefined;
 }
 
+/**
+ * Whether `specifier`, imported by the file `from`, names a project module: a relative one (read
+ * even where no file is found), or a bare one the project's config maps to one of its files. A
+ * spawn module's name is always the spawn module's.
+ */
+function isProjectSpecifier(from: string, specifier: string, root: string): boolean {
+  return isRelative(specifier) || (!SPAWN_MODULES.has(specifier) && resolveProjectModule(from, specifier, root) !== undefined);
+}
+
 /** The spawn functions a project module exports (re-exported, or wrappers that pass options through). */
 function projectModule(from: string, specifier: string, context: ImportContext): ModuleShape | undefined {
   if (context.depth >= MAX_IMPORT_DEPTH) return undefined;
-  const file = resolveRelative(from, specifier, context.root);
+  const file = resolveProjectModule(from, specifier, context.root);
   if (!file) return undefined;
   let key: string;
   try {
@@ -307,9 +297,6 @@ function inTypeOnlyCall(node: ts.Node): boolean {
   return false;
 }
 
-/** A relative module specifier: `.`, `..`, `./x`, `../x` (js-chunks.ts keeps the chunks that bind one). */
-export const isRelative = (specifier: string) => specifier === '.' || specifier === '..' || specifier.startsWith('./') || specifier.startsWith('../');
-
 /**
  * The text of a command built from literals: a string, a template, `+` of strings and other
  * values. Substitutions and other values read as VALUE_MARK (shell.ts), so `${cmd} &` and
@@ -343,14 +330,14 @@ function commandText(expression: ts.Expression, depth: number): string | undefin
   return undefined;
 }
 
-/** The specifier of `require('./x')` (or `await import('./x')`) when it is relative. */
-function relativeRequire(expression: ts.Expression): string | undefined {
+/** The specifier of `require('./x')` when it names a project module (`isProject`). */
+function projectRequire(expression: ts.Expression, isProject: (specifier: string) => boolean): string | undefined {
   const node = unwrap(expression);
   if (!ts.isCallExpression(node) || node.arguments.length !== 1) return undefined;
   const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
   if (!isRequire) return undefined;
   const specifier = unwrap(node.arguments[0] as ts.Expression);
-  return ts.isStringLiteral(specifier) && isRelative(specifier.text) ? specifier.text : undefined;
+  return ts.isStringLiteral(specifier) && isProject(specifier.text) ? specifier.text : undefined;
 }
 
 function hasExportModifier(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
@@ -913,7 +900,7 @@ class JsFileAnalysis {
     if (!ts.isStringLiteral(node.moduleSpecifier)) return;
     const clause = node.importClause;
     if (!clause || clause.isTypeOnly) return;
-    if (isRelative(node.moduleSpecifier.text)) return this.collectProjectImport(node.moduleSpecifier.text, clause);
+    if (this.isProjectSpecifier(node.moduleSpecifier.text)) return this.collectProjectImport(node.moduleSpecifier.text, clause);
     const shape = SPAWN_MODULES.get(node.moduleSpecifier.text);
     if (!shape) return;
     if (clause.name) this.bindModuleObject(clause.name.text, shape);
@@ -938,6 +925,9 @@ class JsFileAnalysis {
       for (const element of named.elements) if (!element.isTypeOnly) bind(element.name.text, (element.propertyName ?? element.name).text);
     }
   }
+
+  /** Whether a specifier of this file names a project module (one function, handed on as it is). */
+  private readonly isProjectSpecifier = (specifier: string): boolean => isProjectSpecifier(this.sf.fileName, specifier, this.context.root);
 
   private bindProject(local: string, binding: Binding): void {
     this.bindings.set(local, binding);
@@ -990,7 +980,7 @@ class JsFileAnalysis {
     }
     if (!node.initializer) return;
     const init = unwrap(node.initializer);
-    const required = relativeRequire(init);
+    const required = projectRequire(init, this.isProjectSpecifier);
     if (required) {
       // const lib = require('./proc')  /  const { launch } = require('./proc')
       if (ts.isIdentifier(node.name)) this.bindProject(node.name.text, { kind: 'project', specifier: required, member: '*', require: true });
@@ -1143,7 +1133,7 @@ class JsFileAnalysis {
         return shape ? { kind: 'namespace', shape } : undefined;
       }
       if ((isRequire || isImport) && specifier && ts.isStringLiteral(specifier)) {
-        if (isRelative(specifier.text)) {
+        if (this.isProjectSpecifier(specifier.text)) {
           const project = this.resolved({ kind: 'project', specifier: specifier.text, member: '*', require: isRequire });
           return project && project.kind !== 'function' && project.kind !== 'project' ? project : undefined;
         }
@@ -1394,7 +1384,7 @@ class JsFileAnalysis {
       if (ts.isExportDeclaration(node)) {
         if (node.isTypeOnly) continue;
         const from = node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) ? node.moduleSpecifier.text : undefined;
-        const source = from === undefined ? undefined : isRelative(from) ? projectModule(this.sf.fileName, from, this.context) : SPAWN_MODULES.get(from);
+        const source = from === undefined ? undefined : this.isProjectSpecifier(from) ? projectModule(this.sf.fileName, from, this.context) : SPAWN_MODULES.get(from);
         if (from !== undefined && !source) continue;
         if (!node.exportClause) {
           for (const name of source?.functions ?? []) if (name !== 'default') functions.add(name); // export * from '...'

@@ -1,6 +1,7 @@
 // The one way `leash check` reads a source file (a file it checks, or a project module it follows
 // through a relative import): never blocking on it, never reading more than a bound.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
 
 export type RegularFileRead =
   | { text: string }
@@ -57,6 +58,22 @@ export function readRegularFile(path: string, options: RegularFileOptions): Regu
   } finally {
     closeSync(fd);
   }
+}
+
+/** Whether `path` is a regular file: not a link, a folder, or a path through a file (ENOTDIR). */
+export function isRegularFile(path: string): boolean {
+  try {
+    // Without an exception per absent path: most paths asked about are absent.
+    return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false; // ENOTDIR (a path under a file, or under a link to one), EACCES, ...
+  }
+}
+
+/** Whether `path` (absolute) lies inside `root` (absolute), or is it: the check reads nothing outside its root. */
+export function isInside(root: string, path: string): boolean {
+  const inside = relative(root, path);
+  return !inside.startsWith('..') && !isAbsolute(inside);
 }
 
 /**

@@ -9,6 +9,7 @@ import { applyMarkers, mayMatter } from '../check/checker.js';
 import { about } from '../check/about.js';
 import { analyseJs } from '../check/js-rules.js';
 import { describeFailure } from '../check/config.js';
+import { forgetProjectLayout } from '../check/module-resolution.js';
 import { textOnlyParser } from './text-parser.js';
 
 /** The `leash check` rules that concern JS/TS code as such; parse errors and unused markers are ESLint's own business. */
@@ -40,8 +41,10 @@ export const noDetachedSpawn = {
     return {
       'Program:exit'(): void {
         const text = context.sourceCode.text;
-        if (!mayMatter(text, 'js')) return;
         const filename = context.filename && !context.filename.startsWith('<') ? context.filename : 'input.tsx';
+        // The editor's process lives on while files and configs change: each file sees the project as it is now.
+        forgetProjectLayout();
+        if (!mayMatter(text, 'js', { path: filename, root: context.cwd ?? process.cwd() })) return;
         let raw;
         try {
           raw = analyseJs(text, filename, context.cwd);
