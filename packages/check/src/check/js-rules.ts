@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, detachingCommandIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -2045,8 +2045,8 @@ class JsFileAnalysis {
       const waited = this.startProcessWaited(node);
       for (const element of node.elements) if (!(waited && this.shellConstruct(element) === 'Start-Process')) this.checkShellText(element, viaName);
       if (node.elements.some((element) => this.shellConstruct(element))) return;
-      // `['/c', 'start', '""', url]`: cmd's start, one word to an element.
-      const start = this.argvStart(node);
+      // `['/c', 'start', '""', url]`: cmd's start, one word to an element; a program's own `--daemon`.
+      const start = this.argvStart(node) ?? daemonOptionIn(node.elements.map((element) => commandText(element, 0)));
       if (start) this.report(node, 'shell-background', 'error', `shell command starts a background process (${start}) that outlives its owner`, node);
       return;
     }
@@ -2065,6 +2065,9 @@ class JsFileAnalysis {
             const text = commandText(source, 0);
             const construct = text === undefined ? undefined : backgroundingIn(VALUE_MARK + text);
             if (construct) this.report(source, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, source);
+          } else if (this.pushes.get(node.text)?.includes(source) && isDaemonOptionWord(commandText(source, 0) ?? '')) {
+            // `args.push('--daemonize')`: a word after the program of the list held in the name.
+            this.report(source, 'shell-background', 'error', "shell command starts a background process (a program's own --daemon option) that outlives its owner", source);
           } else this.checkShellText(source, true);
         }
       }
@@ -2085,7 +2088,7 @@ class JsFileAnalysis {
         const construct = this.shellConstruct(element);
         if (construct && !(waited && construct === 'Start-Process')) return construct;
       }
-      return this.argvStart(node);
+      return this.argvStart(node) ?? daemonOptionIn(node.elements.map((element) => commandText(element, 0)));
     }
     const text = commandText(node, 0);
     return text === undefined ? undefined : backgroundingIn(text);

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, mayBeDetachingArgv, PROGRAM_LOOKUP, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -432,7 +432,10 @@ function namesHoldingShellText(text: string): RegExp | null {
 /** What a held text or list backgrounds, as checkHeldCommand reads it: words after cmd's `/c`, joined with a shell; or the text. */
 function heldConstruct(held: HeldCommand, shell: boolean): string | undefined {
   const words = held.words;
-  return words ? (startInArgv(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined)) : backgroundingIn(held.text);
+  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined);
+  // `args.append("--daemonize")`: a word after the program of the list the name holds.
+  if (held.appended && isDaemonOptionWord(held.text)) return daemonOptionIn(['', held.text]);
+  return backgroundingIn(held.text);
 }
 
 type Tree = { rootNode: SyntaxNode; delete(): void } | null;
@@ -548,11 +551,11 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     return list;
   };
   /** Every string of a value at `valueAt`, at its own offset (an f-string's fields as values). */
-  const addStrings = (list: HeldCommand[], value: string, valueAt: number, waited = false): void => {
+  const addStrings = (list: HeldCommand[], value: string, valueAt: number, waited = false, appended = false): void => {
     for (const string of value.matchAll(HELD_STRING)) {
       const body = string[2] ?? string[3] ?? '';
       if (waited && /^start-process\b/i.test(body)) continue; // waited for in the caller's console
-      list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body });
+      list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body, ...(appended ? { appended } : {}) });
     }
   };
   for (const match of text.matchAll(HELD_COMMAND)) {
@@ -577,7 +580,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
   // `args.append("Start-Process")`, `args.extend(["-Verb", "RunAs"])`: words added to a list held in a name.
   for (const match of text.matchAll(HELD_APPEND)) {
     const value = match[2] as string;
-    addStrings(listOf(match[1] as string), value, (match.index as number) + (match[0] as string).indexOf(value));
+    addStrings(listOf(match[1] as string), value, (match.index as number) + (match[0] as string).indexOf(value), false, true);
   }
   // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
   for (const match of text.matchAll(HELD_CONCATENATION)) {
@@ -595,7 +598,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
   return held;
 }
 
-interface HeldCommand { offset: number; text: string; words?: Array<string | undefined> }
+interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
 /** One element of a one-line list: a string (with its prefix) or anything else, up to the next comma. */
 const LIST_ELEMENT = /[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')[ \t]*(?=,|$)|[^,]*)(?:,|$)/gy;
 /** The elements of a one-line list's text: a plain string's text, or undefined (an f-string, a name, a call). */
@@ -1514,6 +1517,11 @@ class PythonFileAnalysis {
       for (const element of elements) if (!(waited && /^start-process\b/i.test(commandValue(element) ?? ''))) this.checkShellText(element);
       if (this.findings.length === before) this.checkDetachingCommand(node);
       if (this.findings.length === before) this.checkStartArgv(node);
+      if (this.findings.length === before) {
+        // `[sys.executable, "-m", "server", "--daemonize"]`: any program's own daemonizing option.
+        const daemon = daemonOptionIn(elements.map((element) => commandValue(element)));
+        if (daemon) this.report(node, 'shell-background', `shell command starts a background process (${daemon}) that outlives its owner`);
+      }
       return;
     }
     const text = commandValue(node);

@@ -223,7 +223,33 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
  * blank before it, so that `getsid()` or `my_setsid()` is not one.
  */
 const DETACHING_CODE = /(?:^|[\s;.(\uE000])(?:set(?:sid|pgrp)\(\s*\)|setpgid\(\s*0\s*,\s*0\s*\))/;
-BACKGROUNDING.push(...DETACHING_COMMANDS, [DETACHING_CODE, 'Python code calling os.setsid()']);
+/**
+ * A program's own daemonizing option, whatever the program (synapse's and uwsgi's `--daemonize`,
+ * Limnoria's, emacs' and gpg-agent's `--daemon`): it forks into the background and the caller's
+ * child exits at once. An option word of its own, not turned off by its value (`--daemonize no`,
+ * `--daemon=false`), nor rsync's daemon kept in the foreground (`--no-detach`).
+ */
+const DAEMON_OPTION = /[^\s;&|(]\s+--daemon(?:ize)?(?=[\s;&|"'=]|$)(?![=\s]+(?:no|false|0|off)(?![\w-]))(?![^;&|\n]{0,500}?--no-detach\b)/;
+/** The daemonizing option as a word of its own (a list's element; in text a program comes before it). */
+const DAEMON_WORD = /^--daemon(?:ize)?(?:=(?!(?:no|false|0|off)$).*)?$/;
+const DAEMON_OPTION_NAME = "a program's own --daemon option";
+
+/**
+ * DAEMON_OPTION in an argument list, one word to an element, whatever the program (a value or
+ * unknown): `[sys.executable, "-m", "server", "--daemonize"]`; not with a value that turns it off
+ * after it (`["--daemonize", "no"]`), nor beside `--no-detach`.
+ */
+export function daemonOptionIn(words: ReadonlyArray<string | undefined>): string | undefined {
+  const at = words.findIndex((word) => word !== undefined && DAEMON_WORD.test(word));
+  if (at < 1 || /^(?:no|false|0|off)$/.test(words[at + 1] ?? '') || words.includes('--no-detach')) return undefined;
+  return DAEMON_OPTION_NAME;
+}
+
+/** Whether a word added to an argument list held in a name (`args.append("--daemonize")`) is the daemonizing option. */
+export function isDaemonOptionWord(word: string): boolean {
+  return DAEMON_WORD.test(word);
+}
+BACKGROUNDING.push(...DETACHING_COMMANDS, [DETACHING_CODE, 'Python code calling os.setsid()'], [DAEMON_OPTION, DAEMON_OPTION_NAME]);
 
 /** Python code that runs twistd in the process it is given to (bin/twistd's own code). */
 const TWISTD_CODE = /\btwistd\.run\(|\bfrom\s+twisted\.scripts\.twistd\s+import\s+run\b/;
