@@ -11,7 +11,7 @@ import { preloadTypeScript } from './typescript-cache.js';
 
 // Grouped by first letter, as shell.ts's words are (a long alternation scans slower).
 const PYTHON_PREFILTER =
-  /s(?:tart_new_|et(?:sid|pg(?:id|rp|roup))|sh_?(?:opts|options|args|flags)\s*=)|process_group|windows_detach_popen_kwargs|\bp(?:ty(?:process)?|expect)\b|forkpty|D(?:aemonContext|ETACHED_PROCESS|etached\s*\()|\bdimensions\s*=|CREATE_(?:NEW_(?:PROCESS_GROUP|CONSOLE)|BREAKAWAY_FROM_JOB)|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN|PtyFlags|StartTransientUnit/;
+  /s(?:tart_new_|et(?:sid|pg(?:id|rp|roup))|sh_?(?:opts|options|args|flags)\s*=)|process_group|windows_detach_popen_kwargs|\bp(?:ty(?:process)?|expect)\b|fork(?:pty|\(\s*\))|D(?:aemonContext|ETACHED_PROCESS|etached\s*\()|\bdimensions\s*=|CREATE_(?:NEW_(?:PROCESS_GROUP|CONSOLE)|BREAKAWAY_FROM_JOB)|creationflags|SIGHUP\s*,\s*(?:\w+\.)?SIG_IGN|PtyFlags|StartTransientUnit/;
 // `detach`, not `detached`: a key spelled in parts (`['detach' + 'ed']`) is folded by the analyser.
 // `unref` as a word: `.unref()`, `.unref?.()`, `['unref']()`.
 // `node-pty` (and its forks' names): every spawn of a PTY library is a finding, options or not.

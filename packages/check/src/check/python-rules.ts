@@ -32,6 +32,8 @@ interface SyntaxNode {
   childrenForFieldName(name: string): Array<SyntaxNode | null>;
   descendantsOfType(type: string): Array<SyntaxNode | null>;
   startIndex: number;
+  endIndex: number;
+  nextNamedSibling: SyntaxNode | null;
   walk(): TreeCursor;
 }
 /** A cursor reads a node's type, field and offsets without building a JavaScript object for it. */
@@ -751,6 +753,60 @@ function lookedUpPrograms(text: string): ReadonlySet<string> {
   return names.size === 0 ? NO_NAMES : names;
 }
 
+/** A call that ends the process: `sys.exit(…)`, `os._exit(…)`, `exit()`, `quit()`. */
+const EXIT_CALL = /^(?:(?:sys|os|posix)\.)?_?exit$|^quit$/;
+
+/** Whether a block's statements end the process (at the top of the block: an exit call, `raise SystemExit`). */
+function blockExits(block: SyntaxNode | null): boolean {
+  for (const statement of block?.namedChildren ?? []) {
+    if (!statement) continue;
+    if (statement.type === 'raise_statement' && /^raise\s+SystemExit\b/.test(statement.text)) return true;
+    const expression = statement.type === 'expression_statement' ? statement.namedChildren[0] : null;
+    if (expression?.type === 'call' && EXIT_CALL.test(expression.childForFieldName('function')?.text ?? '')) return true;
+  }
+  return false;
+}
+
+/** The parent's side of a fork's result: the result itself, `> 0`, `!= 0`, or `0 <` / `0 !=`. */
+function isParentTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): boolean {
+  let node = test;
+  while (node.type === 'parenthesized_expression' && node.namedChildren[0]) node = node.namedChildren[0] as SyntaxNode;
+  if (result(node)) return true;
+  if (node.type !== 'comparison_operator' || node.namedChildren.length !== 2) return false;
+  const [left, right] = node.namedChildren as [SyntaxNode, SyntaxNode];
+  const operator = node.text.slice(left.endIndex - node.startIndex, right.startIndex - node.startIndex).trim();
+  return (result(left) && right.text === '0' && (operator === '>' || operator === '!=')) || (result(right) && left.text === '0' && (operator === '<' || operator === '!='));
+}
+
+/**
+ * Whether the fork at `call` is a daemonizing one whose parent exits: `if os.fork(): sys.exit()`
+ * (or `> 0`, `!= 0`), or `pid = os.fork()` followed in its block by `if pid: os._exit(0)`; not
+ * where its function also calls setsid, setpgrp or setpgid (reported there: one site, one finding).
+ */
+function parentExitsAfter(call: SyntaxNode): boolean {
+  // A fork beside a session or group change is the usual double fork: that change is the finding.
+  let scope = call.parent;
+  while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
+  if (scope && /\bset(?:sid|pgrp|pgid)\s*\(/.test(scope.text)) return false;
+  let up = call.parent;
+  while (up?.type === 'parenthesized_expression' || up?.type === 'comparison_operator') up = up.parent;
+  if (up?.type === 'if_statement') {
+    const condition = up.childForFieldName('condition');
+    return condition !== null && isParentTest(condition, (node) => node.startIndex === call.startIndex && node.endIndex === call.endIndex) && blockExits(up.childForFieldName('consequence'));
+  }
+  const assignment = call.parent?.type === 'assignment' ? call.parent : null;
+  const name = assignment?.childForFieldName('left');
+  if (!assignment || name?.type !== 'identifier') return false;
+  // The next few statements after the assignment, in its block.
+  let statement = assignment.parent?.type === 'expression_statement' ? assignment.parent.nextNamedSibling : null;
+  for (let k = 0; statement && k < 5; k++, statement = statement.nextNamedSibling) {
+    if (statement.type !== 'if_statement') continue;
+    const condition = statement.childForFieldName('condition');
+    if (condition && isParentTest(condition, (node) => node.type === 'identifier' && node.text === name.text) && blockExits(statement.childForFieldName('consequence'))) return true;
+  }
+  return false;
+}
+
 /** cmd's flag before its script: `/c` or `/k`. */
 const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
@@ -1137,6 +1193,11 @@ class PythonFileAnalysis {
     // Qt's QProcess.startDetached (PyQt, PySide; static or on an instance): on Unix the program is
     // forked twice and leads a session of its own, reparented away from the caller.
     if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
+    // `if os.fork(): sys.exit()`: the daemonizing fork whose parent exits at once, leaving the child
+    // to run on in the background past whoever started the process (as a shell's lone `&`).
+    if (member === 'fork' && (qualified === 'os.fork' || qualified === 'posix.fork') && parentExitsAfter(cursor.currentNode)) {
+      this.report(cursor.currentNode, 'py-os-detach', '`os.fork()` whose parent exits at once: the child runs on in the background, past whoever started the process');
+    }
     // systemd's Manager.StartTransientUnit over D-Bus, called by name or named by a string argument
     // of a generic method call beside systemd's bus name (cockpit's `message_new_method_call(
     // "org.freedesktop.systemd1", …, "StartTransientUnit", …)`):
