@@ -644,7 +644,7 @@ const WINDOWS_FLAG_WORDS = /DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW
  * an option name (`{"start_new_" "session": True}`); tree-sitter finds those in WebAssembly.
  */
 const TRIGGERS =
-  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|SIGHUP|startDetached|PtyFlags|StartTransientUnit|ssh_?(?:opts|options|args|flags))\b/g;
+  /\b(?:import|subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|setdefault|windows_detach_popen_kwargs|setsid|setpgid|setpgrp|fork|spawn|pexpect|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB|start_new_session|process_group|setpgroup|creationflags|[Rr]un[Aa]s|ShellExecute(?:Ex)?[AW]?|SIGHUP|startDetached|PtyFlags|StartTransientUnit|ssh_?(?:opts|options|args|flags))\b/g;
 /**
  * A string that is just the name of a program whose job is to detach (`"twistd"`,
  * `'/usr/bin/systemd-run'`): an argument vector may start there, wherever it is built; or cmd's
@@ -1307,7 +1307,9 @@ class PythonFileAnalysis {
   private checkShellExecute(node: SyntaxNode, member: string): void {
     const args = node.childForFieldName('arguments');
     for (const argument of args?.namedChildren ?? []) {
-      if (argument && argument.type !== 'keyword_argument' && isRunas(argument)) {
+      // The verb held in a name its function binds to "runas" (`lpOperation = 'runas'`) too.
+      const held = argument?.type === 'identifier' && literalBindings(argument, this.heldWords).some((value) => /^runas$/i.test(value));
+      if (argument && argument.type !== 'keyword_argument' && (held || isRunas(argument))) {
         this.report(node, 'py-windows-detach', `\`${member}\` with the "runas" verb starts the program elevated, outside the caller's tree and job`);
         return;
       }

@@ -73,9 +73,15 @@ export function elevatingScriptIn(text: string): boolean {
  */
 const START_WORD = /(?<![\w.\/\\:$-])start(?=[\s"']|$)/gi;
 /** The text before a `start` that makes it a command, once the blanks, a quote or an `@` right before it are set aside. */
-const START_COMMAND_BEFORE = /(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand))$/;
+/**
+ * PowerShell run with only its own switches before the words, which it then runs as its command
+ * (`Powershell Start x.bat -Verb Runas`, `powershell -NoProfile -ExecutionPolicy Bypass Start x`):
+ * as after `-Command`. The switches that take a value are followed by one.
+ */
+const POWERSHELL_HEAD = String.raw`(?:^|[\s;&|("'])(?:[Pp]ower[Ss]hell|pwsh)(?:\.exe)?(?:\s+-(?:(?:ExecutionPolicy|WindowStyle|Version|InputFormat|OutputFormat|ep|w)\s+[\w.]+|[A-Za-z]+))*`;
+const START_COMMAND_BEFORE = new RegExp(String.raw`(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD})$`);
 /** An inner shell's flag right before it: the script may be `start` alone (`cmd /c start`). */
-const INNER_FLAG_BEFORE = /(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)$/;
+const INNER_FLAG_BEFORE = new RegExp(String.raw`(?:(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD})$`);
 /**
  * What must come first after a `start` that begins the text or follows `&`/`|` (after an inner
  * shell's flag any word does): a title or quoted program, a switch, a value, or a file name, URL or
@@ -452,6 +458,8 @@ const START_COMMAND = [
   String.raw`[&|][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
   String.raw`${INNER_FLAG}[ \t]+(?:\\?["'][ \t]*)?@?${START}(?![\w.\/\\:$-])`,
   String.raw`\/[CcKk]['"][ \t]*,\s*[rRuUbB]?['"]${START}['"]`,
+  // PowerShell with only its switches before `Start` (POWERSHELL_HEAD).
+  String.raw`(?:[Pp]ower[Ss]hell|pwsh)(?:\.exe)?(?:[ \t]+-\w+(?:[ \t]+[\w.]+)?){0,8}[ \t]+${START}[ \t]`,
 ].join('|');
 /**
  * Whether a source text may hold a shell word: every pattern above needs one of these, or one of
