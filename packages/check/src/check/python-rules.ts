@@ -232,6 +232,9 @@ function optionDetaches(name: string | undefined, value: SyntaxNode, heldFalse?:
   if (name === undefined) return false;
   // `NEW_SESSION = False` then `start_new_session=NEW_SESSION`: a name every assignment of which keeps the group.
   if (value.type === 'identifier' && heldFalse?.(value.text)) return false;
+  // A string is no option's value (`"setsid": "function"` in a keyword table of a syntax mode):
+  // the options take booleans, numbers and names.
+  if (value.type === 'string' || value.type === 'concatenated_string') return false;
   if (SESSION_OPTIONS.has(name)) return !(value.type === 'false' || value.type === 'none' || integerValue(value) === 0);
   if (GROUP_OPTIONS.has(name)) return value.type !== 'none';
   return false;
