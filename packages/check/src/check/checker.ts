@@ -111,11 +111,15 @@ function passesSpawnGate(text: string, place: FilePlace | undefined): boolean {
  */
 export function mayMatter(text: string, language: Language, place?: FilePlace): boolean {
   if (language === 'js') {
-    if (!JS_WORDS.test(text) && !startOrRunasIn(text)) return (backgroundMayMatter(text, language) || ptySizeMayMatter(text)) && passesSpawnGate(text, place);
+    // A PTY spawn known by its size needs no spawn module in its file (the PTY library may be handed
+    // in from elsewhere, terminalizer's `di.pty.spawn(cmd, args, { cols, rows })`): past the gate.
+    const pty = ptySizeMayMatter(text);
+    if (!JS_WORDS.test(text) && !startOrRunasIn(text)) return pty || (backgroundMayMatter(text, language) && passesSpawnGate(text, place));
     // The marker holds `detached`: a JS file the prefilter finds nothing in has no marker either,
     // so most files are read one time less.
-    const words = JS_PREFILTER.test(text) || ptySizeMayMatter(text);
+    const words = JS_PREFILTER.test(text) || pty;
     if (words && text.includes(MARKER_TEXT)) return true; // its markers must be checked for use
+    if (pty) return true;
     const shell = shellMayMatter(text, language);
     // The gate last: an alternation of many words, read only for the few files that got this far.
     if ((!words && !shell) || !passesSpawnGate(text, place)) return false;
