@@ -264,11 +264,14 @@ function handsOnFalseDefault(value: SyntaxNode, memo: Map<string, boolean>): boo
 }
 
 function falseDefaultKept(at: SyntaxNode, name: string): boolean {
-  const parameter = at.childForFieldName('parameters')?.namedChildren.find(
+  const parameters = at.childForFieldName('parameters')?.namedChildren ?? [];
+  // With no default the callers always choose (hydrus' `RunSubprocessRawCall(cmd, start_new_session, …)`).
+  const plain = parameters.some((p) => (p?.type === 'identifier' && p.text === name) || (p?.type === 'typed_parameter' && p.namedChildren[0]?.type === 'identifier' && p.namedChildren[0]?.text === name));
+  const parameter = parameters.find(
     (p) => (p?.type === 'default_parameter' || p?.type === 'typed_default_parameter') && p.childForFieldName('name')?.text === name,
   );
   const fallback = parameter?.childForFieldName('value');
-  if (!fallback || !(fallback.type === 'false' || fallback.type === 'none' || integerValue(fallback) === 0)) return false;
+  if (!plain && (!fallback || !(fallback.type === 'false' || fallback.type === 'none' || integerValue(fallback) === 0))) return false;
   const body = at.childForFieldName('body');
   return body !== null && !rebindsName(body, name);
 }
@@ -756,6 +759,21 @@ function lookedUpPrograms(text: string): ReadonlySet<string> {
   return names.size === 0 ? NO_NAMES : names;
 }
 
+/** Whether a function body assigns `name` a true literal (`True`, a non-zero integer) anywhere. */
+function bindsTrue(body: SyntaxNode, name: string): boolean {
+  const stack: SyntaxNode[] = [body];
+  for (let visited = 0; stack.length > 0 && visited < 5000; visited++) {
+    const node = stack.pop() as SyntaxNode;
+    if (node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'lambda') continue;
+    if (node.type === 'assignment' && node.childForFieldName('left')?.text === name) {
+      const right = node.childForFieldName('right');
+      if (right && (right.type === 'true' || (integerValue(right) ?? 0) !== 0)) return true;
+    }
+    for (const child of node.namedChildren) if (child) stack.push(child);
+  }
+  return false;
+}
+
 /** A call that ends the process: `sys.exit(…)`, `os._exit(…)`, `exit()`, `quit()`. */
 const EXIT_CALL = /^(?:(?:sys|os|posix)\.)?_?exit$|^quit$/;
 
@@ -1195,6 +1213,7 @@ class PythonFileAnalysis {
     if (member !== undefined && VTE_SPAWNS.has(member)) this.checkVteSpawn(cursor.currentNode, member);
     // Qt's QProcess.startDetached (PyQt, PySide; static or on an instance): on Unix the program is
     // forked twice and leads a session of its own, reparented away from the caller.
+    this.checkOptionHandedOn(cursor.currentNode);
     if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
     // `if os.fork(): sys.exit()`: the daemonizing fork whose parent exits at once, leaving the child
     // to run on in the background past whoever started the process (as a shell's lone `&`).
@@ -1366,6 +1385,24 @@ class PythonFileAnalysis {
       this.childScopes.set(scope.startIndex, inChild);
     }
     if (inChild) this.report(node, 'py-os-detach', 'the child ignores SIGHUP before it execs (nohup\'s mechanism): it keeps running when its session ends');
+  }
+
+  /**
+   * `start_new_session = True` in a function, then `run_raw(cmd, start_new_session, …)`: a name
+   * named as a session or group option, which the function binds to a true value, handed on
+   * positionally to a helper (hydrus' `RunSubprocessRawCall`, whose own parameter of that name is
+   * handed to Popen as it came: the wrapper is not the site, its caller is).
+   */
+  private checkOptionHandedOn(call: SyntaxNode): void {
+    const args = call.childForFieldName('arguments');
+    if (args?.type !== 'argument_list') return;
+    for (const argument of args.namedChildren) {
+      if (argument?.type !== 'identifier' || !(SESSION_OPTIONS.has(argument.text) || GROUP_OPTIONS.has(argument.text))) continue;
+      let scope = argument.parent;
+      while (scope && scope.type !== 'function_definition') scope = scope.parent;
+      const body = scope?.childForFieldName('body');
+      if (body && bindsTrue(body, argument.text)) this.report(argument, 'py-new-session', `\`${argument.text}\`, set true here, is handed on to \`${call.childForFieldName('function')?.text.slice(0, 40) ?? 'a helper'}\`: the child gets its own session or group`);
+    }
   }
 
   /** `SHELLEXECUTEINFO(lpVerb="runas", ...)`, `info.lpVerb = "runas"`: ShellExecuteEx will start the program elevated. */
