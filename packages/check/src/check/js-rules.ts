@@ -617,6 +617,8 @@ function isLogical(kind: ts.SyntaxKind): boolean {
 class JsFileAnalysis {
   private readonly bindings = new Map<string, Binding>();
   private readonly variables = new Map<string, ts.VariableDeclaration[]>();
+  /** Literal values of names (literalBindings), by name. */
+  private readonly heldLiterals = new Map<string, string[]>();
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
@@ -1970,6 +1972,15 @@ class JsFileAnalysis {
 
   /** The literal values a name is declared or assigned (see detachingWith); none when it holds no literal. */
   private literalBindings(name: string): string[] {
+    // Once a name: a planted file may declare it, and hand it on, thousands of times.
+    const known = this.heldLiterals.get(name);
+    if (known) return known;
+    const found = this.collectLiteralBindings(name);
+    this.heldLiterals.set(name, found);
+    return found;
+  }
+
+  private collectLiteralBindings(name: string): string[] {
     const values: string[] = [];
     const suffixes: string[] = [];
     const sources = [...(this.variables.get(name) ?? []).map((d) => d.initializer), ...(this.mutations.get(name) ?? [])];

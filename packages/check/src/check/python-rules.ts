@@ -407,7 +407,7 @@ function selectStatements(text: string, triggers: number[], runners: number[]): 
 /** The runner calls (ascending) in statements whose own text may background a process or that name a name holding such text. */
 function runnersThatMatter(text: string, statements: readonly Statement[], runners: readonly number[]): number[] {
   if (runners.length === 0) return [];
-  let shellNames: RegExp | null | undefined;
+  let shellNames: Set<string> | undefined;
   const kept: number[] = [];
   let index = 0;
   let judged = -1;
@@ -422,7 +422,7 @@ function runnersThatMatter(text: string, statements: readonly Statement[], runne
       keep = shellMayMatter(own, 'python');
       if (!keep) {
         if (shellNames === undefined) shellNames = namesHoldingShellText(text); // once a file, and only when needed
-        keep = shellNames !== null && shellNames.test(own);
+        keep = namesAny(own, shellNames);
       }
     }
     if (keep) kept.push(runner);
@@ -430,11 +430,18 @@ function runnersThatMatter(text: string, statements: readonly Statement[], runne
   return kept;
 }
 
-/** A pattern of the names whose held text or words checkHeldCommand could report (with a shell, the most it reads); null for none. */
-function namesHoldingShellText(text: string): RegExp | null {
-  const names: string[] = [];
-  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => heldConstruct(held, true) !== undefined)) names.push(name);
-  return names.length === 0 ? null : new RegExp(String.raw`\b(?:${names.join('|')})\b`);
+/** The names whose held text or words checkHeldCommand could report (with a shell, the most it reads). */
+function namesHoldingShellText(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => heldConstruct(held, true) !== undefined)) names.add(name);
+  return names;
+}
+
+/** Whether a text names any of `names` (a word of its own): one pass over its words, however many names. */
+function namesAny(text: string, names: ReadonlySet<string>): boolean {
+  if (names.size === 0) return false;
+  for (const word of text.matchAll(/[A-Za-z_]\w*/g)) if (names.has(word[0])) return true;
+  return false;
 }
 
 /** What a held text or list backgrounds, as checkHeldCommand reads it: words after cmd's `/c`, joined with a shell; or the text. */
@@ -804,11 +811,15 @@ function isParentTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): 
  * (or `> 0`, `!= 0`), or `pid = os.fork()` followed in its block by `if pid: os._exit(0)`; not
  * where its function also calls setsid, setpgrp or setpgid (reported there: one site, one finding).
  */
-function parentExitsAfter(call: SyntaxNode): boolean {
+function parentExitsAfter(call: SyntaxNode, changesSession: Map<number, boolean>): boolean {
   // A fork beside a session or group change is the usual double fork: that change is the finding.
   let scope = call.parent;
   while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
-  if (scope && /\bset(?:sid|pgrp|pgid)\s*\(/.test(scope.text)) return false;
+  if (scope) {
+    let changes = changesSession.get(scope.startIndex); // read once a function: it may fork many times
+    if (changes === undefined) changesSession.set(scope.startIndex, (changes = /\bset(?:sid|pgrp|pgid)\s*\(/.test(scope.text)));
+    if (changes) return false;
+  }
   let up = call.parent;
   while (up?.type === 'parenthesized_expression' || up?.type === 'comparison_operator') up = up.parent;
   if (up?.type === 'if_statement') {
@@ -959,6 +970,10 @@ class PythonFileAnalysis {
   private readonly falseDefaults = new Map<string, boolean>();
   /** Literal values of names held in a scope, by scope and name (heldWordChoices). */
   private readonly heldWords = new Map<string, string[]>();
+  /** Whether a function sets a name true (checkOptionHandedOn), by function and name. */
+  private readonly boundTrue = new Map<string, boolean>();
+  /** Whether a function changes its session or group (parentExitsAfter), by function. */
+  private readonly changesSession = new Map<number, boolean>();
   /** Whether the text names systemd's StartTransientUnit at all: its calls are looked for only then. */
   private readonly namesTransientUnit: boolean;
   /** Set when a watched local name is used in a statement the parser was not given. */
@@ -1217,7 +1232,7 @@ class PythonFileAnalysis {
     if (member === 'startDetached') this.report(cursor.currentNode, 'py-os-detach', '`startDetached` (Qt\'s QProcess) starts the program in a session of its own, away from its owner');
     // `if os.fork(): sys.exit()`: the daemonizing fork whose parent exits at once, leaving the child
     // to run on in the background past whoever started the process (as a shell's lone `&`).
-    if (member === 'fork' && (qualified === 'os.fork' || qualified === 'posix.fork') && parentExitsAfter(cursor.currentNode)) {
+    if (member === 'fork' && (qualified === 'os.fork' || qualified === 'posix.fork') && parentExitsAfter(cursor.currentNode, this.changesSession)) {
       this.report(cursor.currentNode, 'py-os-detach', '`os.fork()` whose parent exits at once: the child runs on in the background, past whoever started the process');
     }
     // systemd's Manager.StartTransientUnit over D-Bus, called by name or named by a string argument
@@ -1401,7 +1416,12 @@ class PythonFileAnalysis {
       let scope = argument.parent;
       while (scope && scope.type !== 'function_definition') scope = scope.parent;
       const body = scope?.childForFieldName('body');
-      if (body && bindsTrue(body, argument.text)) this.report(argument, 'py-new-session', `\`${argument.text}\`, set true here, is handed on to \`${call.childForFieldName('function')?.text.slice(0, 40) ?? 'a helper'}\`: the child gets its own session or group`);
+      if (!body) continue;
+      // One walk per function and name: a planted file may hand the name on thousands of times.
+      const key = `${body.startIndex}\0${argument.text}`;
+      let setTrue = this.boundTrue.get(key);
+      if (setTrue === undefined) this.boundTrue.set(key, (setTrue = bindsTrue(body, argument.text)));
+      if (setTrue) this.report(argument, 'py-new-session', `\`${argument.text}\`, set true here, is handed on to \`${call.childForFieldName('function')?.text.slice(0, 40) ?? 'a helper'}\`: the child gets its own session or group`);
     }
   }
 
