@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -757,7 +757,7 @@ function programFound(node: SyntaxNode): string | undefined {
 
 const NO_NAMES: ReadonlySet<string> = new Set();
 /** `systemd_run = General.resolve_exe("systemd-run")`, `tmux = shutil.which('tmux')`: a name bound, on a line of its own, to a lookup of a detaching program. */
-const PROGRAM_LOOKUP_BINDING = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*[\w.]*?(?:which|exe|program|binary|executable|locate|find|resolve)\w*[ \t]*\([ \t]*[rRbBuU]?["'](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})["']`, 'gm');
+const PROGRAM_LOOKUP_BINDING = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*${PROGRAM_LOOKUP_CALLEE}[ \t]*\([ \t]*[rRbBuU]?["'](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES})["']`, 'gim');
 
 /** The names PROGRAM_LOOKUP_BINDING binds in the text. */
 function lookedUpPrograms(text: string): ReadonlySet<string> {

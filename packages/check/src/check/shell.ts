@@ -288,7 +288,14 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
  * project's `resolve_exe`): a name bound to its call on a detaching program's literal name holds
  * that program (both analysers' held words).
  */
-export const PROGRAM_LOOKUP = /which|exe|program|binary|executable|locate|^find|^resolve/i;
+const LOOKUP_ANYWHERE = 'which|exe|program|binary|executable|locate';
+const LOOKUP_FIRST = 'find|resolve';
+export const PROGRAM_LOOKUP = new RegExp(`${LOOKUP_ANYWHERE}|^(?:${LOOKUP_FIRST})`, 'i');
+/**
+ * PROGRAM_LOOKUP as a callee written in source (a dotted name, its last part read so), for a pattern
+ * with the `i` flag. Bounded, so that a line of one long name is read in linear time.
+ */
+export const PROGRAM_LOOKUP_CALLEE = String.raw`(?:\w{1,64}\.){0,8}(?:\w{0,64}(?:${LOOKUP_ANYWHERE})|(?:${LOOKUP_FIRST}))\w{0,64}`;
 
 /** Programs that daemonize run with no words at all (`[cupsd]`, the only one): read alone as an argument vector. */
 const DAEMONIZING_ALONE = /^(?:[\w.\/-]*\/)?cupsd$/;
