@@ -21,7 +21,7 @@
 // imports this module too; both are read only when a file is chunked, long after both loaded.)
 import { SPAWN_MODULES } from './js-rules.js';
 import { isRelative } from './module-resolution.js';
-import { SHELL_WORD_LIST } from './shell.js';
+import { PROGRAM_WORD_LIST, SHELL_WORD_LIST } from './shell.js';
 
 /** Reserved words: never a variable's name (after a dot they are member names). */
 const RESERVED = new Set([
@@ -107,14 +107,14 @@ function cook(raw: string): string {
  * joined to: only a lone one counts, so the `&&` of `exec('npm run build && npm test')` does not
  * make its statement, and everything sharing a name with it, worth parsing.
  */
-const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WORD_LIST, 'setpg', 'runas', 'start-process', 'StartTransientUnit', String.raw`start\s`, '^/[ck]$'].join('|'), 'i');
+const TRIGGER_TEXT = new RegExp(['detach', 'unref', '(?<!&)&(?!&)', ...SHELL_WORD_LIST, ...PROGRAM_WORD_LIST, 'setpg', 'runas', 'start-process', 'StartTransientUnit', String.raw`start\s`, '^/[ck]$'].join('|'), 'i');
 /**
  * The same, searched in the whole raw text at once, in three cheaper passes than one
  * case-insensitive alternation: the words (`detached` and `unref` also make a chunk a trigger
  * wherever they are, a comment included: kept is always safe), `start` in any case, and a lone `&`.
  */
 const AMPERSAND = 38;
-const TRIGGER_WORDS = new RegExp(['detach', 'unref', 'setpg', '[Rr][Uu][Nn][Aa][Ss]', 'StartTransientUnit', ...SHELL_WORD_LIST].join('|'), 'g');
+const TRIGGER_WORDS = new RegExp(['detach', 'unref', 'setpg', '[Rr][Uu][Nn][Aa][Ss]', 'StartTransientUnit', ...SHELL_WORD_LIST, ...PROGRAM_WORD_LIST].join('|'), 'g');
 const TRIGGER_START = /start[\s\\-]/gi; // a backslash: `start\t/b` in the source
 /** cmd's `/c` or `/k` as a string of its own: an argument list's `start` may follow (`['/c', 'start', '""', url]`). */
 const TRIGGER_CMD_FLAG = /(?<=['"`])\/[ck](?=['"`])/gi;

@@ -1936,7 +1936,10 @@ class JsFileAnalysis {
     const [program, args] = call.arguments;
     const list = args && unwrap(args);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
-    return this.detachingWith([this.literalText(program), ...list.elements.map((element) => commandText(element, 0))], [program, ...list.elements]);
+    const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];
+    // A program's own `--daemon` first among its arguments (`spawn('emacs', ['--daemon'])`): the
+    // argument list alone does not show it follows a program.
+    return this.detachingWith(words, [program, ...list.elements]) ?? daemonOptionIn([words[0] ?? VALUE_MARK, ...words.slice(1)]);
   }
 
   /**

@@ -223,6 +223,71 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   // Its words decide, as systemd-run's: a lone name in an argument list is read with the rest.
   [command('(?:[Pp][Ss]|[Pp][Aa])[Ee][Xx][Ee][Cc](?:64)?(?:\\.[Ee][Xx][Ee])?', String.raw`\s+\S`), 'PsExec'],
 ];
+
+/**
+ * Where a command starts: the text's start (with words after the program, so that a list's lone
+ * element is no command), after an operator or `$(`/a backquote, or after sudo, exec or eval.
+ * Not as an argument (`systemctl restart sshd`, `service nginx reload`).
+ */
+const AT_COMMAND_START = (name: string) => String.raw`(?:^\s*(?=${BIN}${name}\s+\S)|[;&|(\x60]\s*|(?:^|\s)(?:sudo|exec|eval)\s+)${BIN}${name}(?=[\s;&|)'"\x60]|$)`;
+/** None of these options (a short-flag cluster holding one of the letters, or a long option) on the rest of the command. */
+const WITHOUT = (letters: string, long: string[] = []) => {
+  const words = [...(letters ? [String.raw`-(?!-)[A-Za-z]*[${letters}][A-Za-z]*`] : []), ...long];
+  return String.raw`(?![^;&|\n]{0,500}?\s(?:${words.join('|')})(?=[\s;&|=)'"\x60]|$))`;
+};
+/** One of these options on the rest of the command (a short cluster holding the letter, or a word). */
+const WITH = (words: string) => String.raw`(?=[^;&|\n]{0,500}?\s(?:${words})(?=[\s;&|)'"\x60]|$))`;
+/** sudo's flags that take no value, and those that take one (`-u user`), before its command. */
+const SUDO_PLAIN = '[ABEHKPSVeiklnsv]';
+const SUDO_VALUED = '[CDghprtTUu]';
+
+// Programs whose manuals say they leave their caller, read from their documentation rather than
+// from any one project: a daemon that forks into the background unless told to stay (by default),
+// one told to (by its own flag or verb), a launcher whose job is to hand the command to a server
+// (pm2's, adb's), and Windows' elevation helpers (the command starts from the elevation service,
+// as with the "runas" verb). Each is read where a command starts or with its words, as above.
+const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
+  // Daemons that detach unless told to stay in the foreground (or only test, print or signal).
+  [new RegExp(AT_COMMAND_START('sshd') + WITHOUT('DditTVG')), 'sshd without -D'],
+  // These three read their daemon mode from a configuration file too (`nodaemon=true`, `daemon
+  // off;`, `keep-in-foreground`): only where the command names none (ArchiveBox's foreground
+  // supervisord is told so by the file it writes).
+  [new RegExp(AT_COMMAND_START('dnsmasq') + WITHOUT('dkvwC', ['--no-daemon', '--keep-in-foreground', '--test', '--version', '--help', '--conf-file', '--conf-dir'])), 'dnsmasq without --no-daemon'],
+  [new RegExp(AT_COMMAND_START('supervisord') + WITHOUT('nvhc', ['--nodaemon', '--version', '--help', '--configuration'])), 'supervisord without --nodaemon'],
+  [new RegExp(AT_COMMAND_START('nginx') + WITHOUT('stTvVh?c', [String.raw`-g\s+['"]?daemon\s+off`])), 'nginx (daemon on by default)'],
+  [new RegExp(AT_COMMAND_START('transmission-daemon') + WITHOUT('fhVd', ['--foreground', '--help', '--version', '--dump-settings'])), 'transmission-daemon without --foreground'],
+  [new RegExp(AT_COMMAND_START('vncserver') + WITHOUT('', ['-fg', '-kill', '-list', '-help', '--help', '-version', '--version'])), 'vncserver without -fg'],
+  // FUSE file systems mount and then fork into the background unless told -f (or -d, debugging).
+  [new RegExp(AT_COMMAND_START('(?:sshfs|s3fs|bindfs|encfs|borgfs)') + WITHOUT('fdhV', ['--foreground', '--help', '--version', String.raw`-o\s+[^\s;&|]*\bdebug\b[^\s;&|]*`])), 'a FUSE mount without -f'],
+  [new RegExp(AT_COMMAND_START('gocryptfs') + WITHOUT('', ['-f', '-fg', '-d', '-debug', '-init', '-passwd', '-info', '-help', '-version', '--help', '--version'])), 'gocryptfs without -fg'],
+  [command('borg', String.raw`(?:\s+-\S+)*\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), 'borg mount without --foreground'],
+  // ssh-agent forks into the background unless given a command to run, -D or -d (or -k, which kills one).
+  [new RegExp(AT_COMMAND_START('ssh-agent').replace(String.raw`(?=[\s;&|)'"\x60]|$)`, '') + String.raw`(?:\s+(?:-[cs]{1,2}|-[aEtPO]\s*[^\s;&|)'"\x60]+))*\s*(?=[;&|)'"\x60]|$)`), 'ssh-agent'],
+  // Told to by a flag of their own.
+  [command('sudo', String.raw`(?:\s+-${SUDO_PLAIN}*(?:${SUDO_VALUED}(?:[^\s;&|]+|\s+[^\s;&|]+))?|\s+--(?!background)[\w-]+(?:=\S*)?){0,20}?\s+(?:-${SUDO_PLAIN}*b[^\s;&|]*|--background)(?=[\s;&|]|$)`), 'sudo -b'],
+  [command('(?:wpa_supplicant|hostapd)', WITH('-(?!-)[A-Za-z]*B[A-Za-z]*')), 'wpa_supplicant -B'],
+  [command('ibus-daemon', WITH('-(?!-)[A-Za-z]*d[A-Za-z]*')), 'ibus-daemon -d'],
+  [command('pulseaudio', WITH('-(?!-)[A-Za-z]*D[A-Za-z]*|--start')), 'pulseaudio -D or --start'],
+  [command('x11vnc', WITH('--?bg')), 'x11vnc -bg'],
+  [command('(?:haproxy|php-fpm[\\d.]*|airflow)', WITH('-D')), 'a server\'s own -D'],
+  [command('mosquitto', WITH('-d')), 'mosquitto -d'],
+  [command('tor', String.raw`\s[^;&|\n]{0,500}?--RunAsDaemon\s+1(?=[\s;&|]|$)`), 'tor --RunAsDaemon 1'],
+  [command('(?:kafka|zookeeper)-server-start(?:\\.sh)?', WITH('-daemon')), 'kafka-server-start -daemon'],
+  // Told to by a verb: the program hands the command to a server it starts in the background.
+  [command('pm2', String.raw`(?:\s+-\S+)*\s+(?:start|restart|startOrRestart|startOrReload|resurrect)(?=[\s;&|]|$)`), 'pm2 start'],
+  [command('forever', String.raw`(?:\s+-\S+)*\s+(?:start|restart)(?=[\s;&|]|$)`), 'forever start'],
+  [command('celery', String.raw`(?:\s+\S+){0,6}?\s+multi\s+(?:start|restart)(?=[\s;&|]|$)`), 'celery multi start'],
+  [command('caddy', String.raw`\s+start(?=[\s;&|]|$)`), 'caddy start'],
+  [command('adb', String.raw`\s[^;&|\n]{0,200}?(?:start|fork)-server(?=[\s;&|]|$)`), 'adb start-server'],
+  [command('gpgconf', String.raw`\s[^;&|\n]{0,200}?--launch(?=[\s;&|=]|$)`), 'gpgconf --launch'],
+  [command(String.raw`(?:[^\s;&|'"]*\/)?(?:[\w.-]*-daemons?\.sh|zkServer\.sh)`, String.raw`[^;&|\n]{0,200}?\sstart(?=[\s;&|]|$)`), 'a *-daemon.sh start'],
+  [command('(?:dtach|abduco)', String.raw`\s+-n(?=[\s;&|]|$)`), 'dtach -n'],
+  // Windows' elevation helpers: the command starts elevated, from the elevation service, outside
+  // the caller's tree and job (as ShellExecute's "runas" verb, which they use).
+  [new RegExp(AT_COMMAND_START(String.raw`["']?(?:[^\s"';&|]*[\\\/])?(?:[Ee]levate(?:\.(?:exe|cmd|bat))?|gsudo(?:\.exe)?)["']?`) + String.raw`(?!\s+(?:status|config|cache|-k|--help|-h|--version|-v)(?=[\s;&|]|$))`), 'an elevation helper'],
+  [command(String.raw`nircmdc?(?:\.exe)?`, String.raw`\s+elevate(?:cmd)?(?=\s)`), 'nircmd elevate'],
+];
+DETACHING_COMMANDS.push(...DAEMONIZING_PROGRAMS);
 /**
  * Python code, given to an interpreter's `-c` (or as shell text), that puts the process in a
  * session or group of its own: `python -c "import os; os.setsid(); ..."`. Called with a dot or a
@@ -235,9 +300,9 @@ const DETACHING_CODE = /(?:^|[\s;.(\uE000])(?:set(?:sid|pgrp)\(\s*\)|setpgid\(\s
  * child exits at once. An option word of its own, not turned off by its value (`--daemonize no`,
  * `--daemon=false`), nor rsync's daemon kept in the foreground (`--no-detach`).
  */
-const DAEMON_OPTION = /[^\s;&|(]\s+--daemon(?:ize)?(?=[\s;&|"'=]|$)(?![=\s]+(?:no|false|0|off)(?![\w-]))(?![^;&|\n]{0,500}?--no-detach\b)/;
+const DAEMON_OPTION = /[^\s;&|(]\s+--(?:bg-)?daemon(?:ize)?(?=[\s;&|"'=]|$)(?![=\s]+(?:no|false|0|off)(?![\w-]))(?![^;&|\n]{0,500}?--no-detach\b)/;
 /** The daemonizing option as a word of its own (a list's element; in text a program comes before it). */
-const DAEMON_WORD = /^--daemon(?:ize)?(?:=(?!(?:no|false|0|off)$).*)?$/;
+const DAEMON_WORD = /^--(?:bg-)?daemon(?:ize)?(?:=(?!(?:no|false|0|off)$).*)?$/;
 const DAEMON_OPTION_NAME = "a program's own --daemon option";
 
 /**
@@ -279,7 +344,11 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
   if (argv.length === 1 && literal.length === 1 && DAEMONIZING_ALONE.test(literal[0] as string)) return CUPSD;
   if (literal.length < 2) return undefined;
   const line = literal.join(' ');
-  for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line)) return name;
+  // The words after the first unknown one still count against a match: a foreground flag written
+  // later (`['sshfs', remote, mnt, '-f']`, `['twistd', '-y', tac, '--nodaemon']`) keeps the
+  // program in front; an unknown word reads as a value.
+  const whole = literal.length < words.length ? words.map((word) => word ?? VALUE_MARK).join(' ') : line;
+  for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line) && (whole === line || pattern.test(whole))) return name;
   return undefined;
 }
 
@@ -442,6 +511,24 @@ export const SHELL_WORD_LIST = [
   'gunicorn', 'm(?:emcached|nexec)', 'cupsd', 'pg_ctl', 'apache2?ctl', '[Pp][SsAa][Ee][Xx][Ee][Cc]',
 ];
 /**
+ * The words of DAEMONIZING_PROGRAMS, each name (or its verb where the name alone is a common word:
+ * `forever`, `borg`, `celery`'s `multi`, `caddy`, adb's `start-server`), grouped by first letter.
+ * Kept out of SHELL_WORD_LIST: joined to the words every file is scanned for, they slowed that
+ * scan by half (more first letters defeat irregexp's quick check), so the prefilter reads them only
+ * in a file that names a command runner (checker.ts), through shellMayMatter.
+ */
+const QUOTED_NEXT = String.raw`['"\x60]?[\s,]+['"\x60]?`;
+export const PROGRAM_WORD_LIST = [
+  // sudo with a `-b` cluster or `--background` later on its line, as ssh's `-f`.
+  String.raw`s(?:tart-server|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:[ABEHKPSVeiklnsv]*b|-background))`,
+  String.raw`-(?:-bg-daemon|server-start|daemons?\.sh)`, 'n(?:ginx|ircmd)', 'd(?:nsmasq|tach)', 'transmission-daemon',
+  'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
+  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever${QUOTED_NEXT}(?:re)?start|ork-server)`,
+  String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60])|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|${QUOTED_NEXT}mount))`,
+  'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer',
+];
+export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
+/**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
  * other sources. In source text the title and blanks between `start` and `/b` may be written with
  * escapes (`start \"\" /b`, `start\t/b`), so anything on the same line may come between (a bounded
@@ -496,7 +583,7 @@ const ENDS_AFTER = /[ \t]*(?:\r?\n|\r?$|["'`;)\\])/y;
 const WORD_AFTER = /[^\S\n]+\w/y;
 /** Cheap test of raw source text: can any string in it background a process (a word, or a lone `&`)? */
 export function shellMayMatter(text: string, language: Language): boolean {
-  return SHELL_WORDS.test(text) || startOrRunasIn(text) || backgroundMayMatter(text, language);
+  return SHELL_WORDS.test(text) || PROGRAM_WORDS.test(text) || startOrRunasIn(text) || backgroundMayMatter(text, language);
 }
 
 /**
