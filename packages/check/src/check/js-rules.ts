@@ -327,8 +327,14 @@ function commandText(expression: ts.Expression, depth: number): string | undefin
     const right = commandText(node.right, depth + 1);
     return left === undefined && right === undefined ? undefined : (left ?? VALUE_MARK) + (right ?? VALUE_MARK);
   }
+  // The same text with its blanks trimmed (`` `nohup ${bin} &`.trim() ``): the command a shell runs
+  // is the text's (Python: its str methods encode and strip).
+  if (depth < 200 && ts.isCallExpression(node) && node.arguments.length === 0 && ts.isPropertyAccessExpression(node.expression) && TEXT_KEEPING_METHODS.has(node.expression.name.text)) {
+    return commandText(node.expression.expression, depth + 1);
+  }
   return undefined;
 }
+const TEXT_KEEPING_METHODS = new Set(['trim', 'trimEnd', 'trimStart']);
 
 /** The specifier of `require('./x')` when it names a project module (`isProject`). */
 function projectRequire(expression: ts.Expression, isProject: (specifier: string) => boolean): string | undefined {

@@ -192,6 +192,9 @@ const FORMAT_FIELD = /\{\{|\}\}|\{[^{}]*\}/g;
  * `%` values; a string's `.format(...)`; in parentheses. What is not a literal reads as
  * VALUE_MARK (`"nohup %s &" % cmd` reads as nohup, the mark, &). Undefined where no literal is involved.
  */
+/** Methods whose result runs as the same command as their text: encoded to bytes, or with its blanks trimmed. */
+const TEXT_KEEPING_METHODS = new Set(['encode', 'strip', 'rstrip', 'lstrip']);
+
 function commandValue(node: SyntaxNode, depth = 0): string | undefined {
   if (depth > 200) return undefined;
   if (node.type === 'parenthesized_expression') {
@@ -216,9 +219,14 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
   }
   if (node.type === 'call') {
     const callee = node.childForFieldName('function');
-    const object = callee?.type === 'attribute' && callee.childForFieldName('attribute')?.text === 'format' ? callee.childForFieldName('object') : undefined;
-    const format = object ? commandValue(object, depth + 1) : undefined;
-    return format?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : VALUE_MARK));
+    const method = callee?.type === 'attribute' ? callee.childForFieldName('attribute')?.text : undefined;
+    const object = method !== undefined ? callee?.childForFieldName('object') : undefined;
+    if (!object) return undefined;
+    if (method === 'format') return commandValue(object, depth + 1)?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : VALUE_MARK));
+    // The same text in bytes or trimmed (`("xdg-open '%s' &" % path).encode('utf-8')`, syncthing-gtk's
+    // os.system): the command a shell runs is the text's.
+    if (TEXT_KEEPING_METHODS.has(method as string)) return commandValue(object, depth + 1);
+    return undefined;
   }
   return stringValue(node);
 }
@@ -1553,8 +1561,11 @@ class PythonFileAnalysis {
 
   private collectFromImport(node: SyntaxNode): void {
     const module = node.childForFieldName('module_name');
-    if (!module || module.type !== 'dotted_name') return; // relative imports are the project's own code
-    const from = this.ownName(module.text);
+    if (!module) return;
+    // A relative import is the project's own code, whatever its name (`from . import pexpect`, a
+    // module of the package's own that wraps the library): its names are bound as the project's, so
+    // that they no longer read as the library's (metakernel's replwrap).
+    const from = module.type === 'dotted_name' ? this.ownName(module.text) : `.${module.text.replace(/^\.+/, '')}`;
     for (const child of node.childrenForFieldName('name')) {
       if (child?.type === 'dotted_name') this.bindName(child.text, `${from}.${child.text}`);
       else if (child?.type === 'aliased_import') {

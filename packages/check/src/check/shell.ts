@@ -263,6 +263,10 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   [command('borg', String.raw`(?:\s+-\S+)*\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), 'borg mount without --foreground'],
   // ssh-agent forks into the background unless given a command to run, -D or -d (or -k, which kills one).
   [new RegExp(AT_COMMAND_START('ssh-agent').replace(String.raw`(?=[\s;&|)'"\x60]|$)`, '') + String.raw`(?:\s+(?:-[cs]{1,2}|-[aEtPO]\s*[^\s;&|)'"\x60]+))*\s*(?=[;&|)'"\x60]|$)`), 'ssh-agent'],
+  // ssh's master connection with ControlPersist (not `no`): once its session ends, or at once with
+  // -N, the master forks into the background and holds the connection open (ssh_config(5)); not a
+  // control command to a running master (`-O exit`).
+  [command('ssh', String.raw`(?=\s)(?=[^;&|\n]{0,500}?ControlPersist[=\s]\s*(?!no\b)\w)(?=[^;&|\n]{0,500}?(?:\s-[46AaCGgKkNnqsTtVvXxYy]*M|ControlMaster[=\s]\s*(?:yes|auto|ask|autoask)\b))(?![^;&|\n]{0,500}?\s-O\s)`), 'ssh ControlPersist'],
   // Told to by a flag of their own.
   [command('sudo', String.raw`(?:\s+-${SUDO_PLAIN}*(?:${SUDO_VALUED}(?:[^\s;&|]+|\s+[^\s;&|]+))?|\s+--(?!background)[\w-]+(?:=\S*)?){0,20}?\s+(?:-${SUDO_PLAIN}*b[^\s;&|]*|--background)(?=[\s;&|]|$)`), 'sudo -b'],
   [command('(?:wpa_supplicant|hostapd)', WITH('-(?!-)[A-Za-z]*B[A-Za-z]*')), 'wpa_supplicant -B'],
@@ -525,7 +529,7 @@ export const PROGRAM_WORD_LIST = [
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
   String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever${QUOTED_NEXT}(?:re)?start|ork-server)`,
   String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60])|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|${QUOTED_NEXT}mount))`,
-  'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer',
+  'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
 ];
 export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
 /**
