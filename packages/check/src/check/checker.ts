@@ -5,7 +5,7 @@ import { findMarkers, MARKER_TEXT } from './markers.js';
 import { withoutHarmlessFlagKeywords } from './python-flags.js';
 import { importsAliasedModule, projectMayBindSpawn, SPAWN_MODULE_WORDS } from './project-reach.js';
 import { isRegularFile } from './regular-file.js';
-import { backgroundMayMatter, DETACHING_PROGRAM_NAMES, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
+import { backgroundMayMatter, DETACHING_PROGRAM_NAMES, QUOTED_PROGRAMS, SHELL_WORDS, shellMayMatter, startOrRunasIn } from './shell.js';
 import type { Finding, Language, RawFinding } from './types.js';
 import { preloadTypeScript } from './typescript-cache.js';
 
@@ -59,16 +59,35 @@ const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\
 const PYTHON_SHELL_GATE =
   /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec|["']\/[ck]["'][ \t]*,\s*[rub]?["']start["']|["']start["'][ \t]*,[ \t]*(?:""|''|"''"|'""')/i;
 /**
- * A command runner named (Python's subprocess or os's, JS's child_process, execa or any spawn):
- * a file naming one is read on, for the documented daemonizing programs' words (shell.ts:
- * PROGRAM_WORDS), which shellMayMatter tests. Joined to the first scan they cost it nothing, where
- * the programs' words joined to it slowed it by half.
+ * A command runner named (Python's subprocess or os's, JS's child_process, execa or any spawn),
+ * joined to the first scan as a group of its own: where it is the first word found, the rest of the
+ * text is searched for the other words alone, and a file with none of them is read on only for the
+ * documented daemonizing programs (shell.ts: QUOTED_PROGRAMS). Joined to the first scan they cost
+ * it nothing; the programs' own words joined to it slowed it by half.
  */
 const PYTHON_RUNNER_WORDS = String.raw`subprocess|\bos\.(?:system|popen|spawn|exec)`;
 const JS_RUNNER_WORDS = 'child_process|execa|spawn';
-const PYTHON_WORDS = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT), PYTHON_RUNNER_WORDS);
+const PYTHON_CORE = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT));
 // The marker holds `detach`, so the JS words already cover it.
-const JS_WORDS = anyOf(JS_PREFILTER.source, SHELL_WORDS.source, JS_RUNNER_WORDS);
+const JS_CORE = anyOf(JS_PREFILTER.source, SHELL_WORDS.source);
+const PYTHON_WORDS = new RegExp(`${PYTHON_CORE.source}|${PYTHON_RUNNER_WORDS}`, 'g');
+const JS_WORDS = new RegExp(`${JS_CORE.source}|${JS_RUNNER_WORDS}`, 'g');
+// Whether the word found is a runner's: read off the match (a group in the scan slowed it a tenth).
+const RUNNER_WORD = new RegExp(`^(?:${PYTHON_RUNNER_WORDS}|${JS_RUNNER_WORDS})$`.replace('\\b', ''));
+const PYTHON_CORE_FROM = new RegExp(PYTHON_CORE.source, 'g');
+const JS_CORE_FROM = new RegExp(JS_CORE.source, 'g');
+
+/** What the first scan found: a word of the prefilter's, only a command runner's, or nothing. */
+function firstScan(text: string, words: RegExp, core: RegExp): 'word' | 'runner' | undefined {
+  words.lastIndex = 0;
+  const found = words.exec(text);
+  if (!found) return undefined;
+  if (!RUNNER_WORD.test(found[0])) return 'word';
+  // No word of the others ends before the runner's word (the scan takes the first match), but one
+  // may start inside it or after it.
+  core.lastIndex = found.index;
+  return core.test(text) ? 'word' : 'runner';
+}
 
 export function languageOf(path: string): Language | undefined {
   if (/\.py$/i.test(path)) return 'python';
@@ -122,7 +141,8 @@ export function mayMatter(text: string, language: Language, place?: FilePlace): 
     // A PTY spawn known by its size needs no spawn module in its file (the PTY library may be handed
     // in from elsewhere, terminalizer's `di.pty.spawn(cmd, args, { cols, rows })`): past the gate.
     const pty = ptySizeMayMatter(text);
-    if (!JS_WORDS.test(text) && !startOrRunasIn(text)) return pty || (backgroundMayMatter(text, language) && passesSpawnGate(text, place));
+    const scan = firstScan(text, JS_WORDS, JS_CORE_FROM);
+    if (scan !== 'word' && !startOrRunasIn(text)) return pty || ((backgroundMayMatter(text, language) || (scan === 'runner' && QUOTED_PROGRAMS.test(text))) && passesSpawnGate(text, place));
     // The marker holds `detached`: a JS file the prefilter finds nothing in has no marker either,
     // so most files are read one time less.
     const words = JS_PREFILTER.test(text) || pty;
@@ -133,7 +153,8 @@ export function mayMatter(text: string, language: Language, place?: FilePlace): 
     if ((!words && !shell) || !passesSpawnGate(text, place)) return false;
     if (shell) return true;
   } else {
-    if (!PYTHON_WORDS.test(text) && !startOrRunasIn(text)) return backgroundMayMatter(text, language) && PYTHON_SHELL_GATE.test(text);
+    const scan = firstScan(text, PYTHON_WORDS, PYTHON_CORE_FROM);
+    if (scan !== 'word' && !startOrRunasIn(text)) return (backgroundMayMatter(text, language) || (scan === 'runner' && QUOTED_PROGRAMS.test(text))) && PYTHON_SHELL_GATE.test(text);
     if (text.includes(MARKER_TEXT)) return true;
     if (shellMayMatter(text, language) && PYTHON_SHELL_GATE.test(text)) return true;
     if (!PYTHON_PREFILTER.test(text)) return false;

@@ -291,7 +291,12 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   [new RegExp(AT_COMMAND_START(String.raw`["']?(?:[^\s"';&|]*[\\\/])?(?:[Ee]levate(?:\.(?:exe|cmd|bat))?|gsudo(?:\.exe)?)["']?`) + String.raw`(?!\s+(?:status|config|cache|-k|--help|-h|--version|-v)(?=[\s;&|]|$))`), 'an elevation helper'],
   [command(String.raw`nircmdc?(?:\.exe)?`, String.raw`\s+elevate(?:cmd)?(?=\s)`), 'nircmd elevate'],
 ];
-DETACHING_COMMANDS.push(...DAEMONIZING_PROGRAMS);
+/** The documented programs' patterns, read only in a text that holds one of their words (PROGRAM_WORDS): most commands hold none. */
+function daemonizingProgramIn(text: string): string | undefined {
+  if (!PROGRAM_WORDS.test(text)) return undefined;
+  for (const [pattern, name] of DAEMONIZING_PROGRAMS) if (pattern.test(text)) return name;
+  return undefined;
+}
 /**
  * Python code, given to an interpreter's `-c` (or as shell text), that puts the process in a
  * session or group of its own: `python -c "import os; os.setsid(); ..."`. Called with a dot or a
@@ -353,6 +358,8 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
   // program in front; an unknown word reads as a value.
   const whole = literal.length < words.length ? words.map((word) => word ?? VALUE_MARK).join(' ') : line;
   for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line) && (whole === line || pattern.test(whole))) return name;
+  const program = daemonizingProgramIn(line);
+  if (program && (whole === line || daemonizingProgramIn(whole) === program)) return program;
   return undefined;
 }
 
@@ -481,6 +488,8 @@ export function backgroundingIn(text: string): string | undefined {
   for (const [pattern, name] of BACKGROUNDING) {
     if (pattern.test(command)) return name;
   }
+  const program = daemonizingProgramIn(command);
+  if (program) return program;
   const start = startIn(command);
   if (start) return start;
   // `a & b & wait`: jobs the same command line waits for end before it does.
@@ -528,10 +537,23 @@ export const PROGRAM_WORD_LIST = [
   String.raw`-(?:-bg-daemon|server-start|daemons?\.sh)`, 'n(?:ginx|ircmd)', 'd(?:nsmasq|tach)', 'transmission-daemon',
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
   String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever${QUOTED_NEXT}(?:re)?start|ork-server)`,
-  String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60])|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|${QUOTED_NEXT}mount))`,
+  String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|${QUOTED_NEXT}mount))`,
   'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
 ];
 export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
+/**
+ * The same programs where a string starts with one (`"sshfs"`, `'/usr/sbin/sshd -p 22'`, `` `pm2
+ * start ${app}` ``), or their options that come after another word: the prefilter's test of a file
+ * that names a command runner and no other word. Opening on a quote, irregexp skips to the quotes:
+ * a fifth of PROGRAM_WORDS' time on bench_check's tree, where every file names subprocess. A name
+ * later in a command's text (`"eval $(ssh-agent -s)"`) is read by PROGRAM_WORDS once a file passes
+ * for another word.
+ */
+const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|forever|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
+// A name right after its quote, a backslash (a Windows path), a `$(` (`eval "$(ssh-agent -s)"`),
+// npx or a `bin/` (not any path: a path of any length tried at every
+// quote cost a half more), and the words no program name leads.
+export const QUOTED_PROGRAMS = new RegExp(String.raw`(?:["'\x60\\]|\$\(|npx\s+)(?:${PROGRAM_NAMES})(?=[\s"'\x60.)])|\/s?bin\/(?:${PROGRAM_NAMES})(?=[\s"'\x60.])|ControlPersist|-(?:-bg-daemon|daemons?\.sh)|RunAsDaemon`);
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
  * other sources. In source text the title and blanks between `start` and `/b` may be written with
