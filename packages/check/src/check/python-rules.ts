@@ -1562,10 +1562,19 @@ class PythonFileAnalysis {
   private collectFromImport(node: SyntaxNode): void {
     const module = node.childForFieldName('module_name');
     if (!module) return;
-    // A relative import is the project's own code, whatever its name (`from . import pexpect`, a
-    // module of the package's own that wraps the library): its names are bound as the project's, so
-    // that they no longer read as the library's (metakernel's replwrap).
-    const from = module.type === 'dotted_name' ? this.ownName(module.text) : `.${module.text.replace(/^\.+/, '')}`;
+    if (module.type !== 'dotted_name') {
+      // A relative import is the project's own code: a name it binds that a watched library has
+      // (`from . import pexpect`, the package's own wrapper module) is the project's, and no longer
+      // reads as the library's (metakernel's replwrap). Other names stay unbound, read by their
+      // shape (a PTY spawn known by its size, Terminus' own PtyProcess subclass).
+      for (const child of node.childrenForFieldName('name')) {
+        const name = child?.type === 'dotted_name' ? child.text : child?.type === 'aliased_import' ? child.childForFieldName('alias')?.text : undefined;
+        const imported = child?.type === 'aliased_import' ? child.childForFieldName('name')?.text : name;
+        if (name && imported && WATCHED_MODULES.has(imported)) this.names.set(name, `.${imported}`);
+      }
+      return;
+    }
+    const from = this.ownName(module.text);
     for (const child of node.childrenForFieldName('name')) {
       if (child?.type === 'dotted_name') this.bindName(child.text, `${from}.${child.text}`);
       else if (child?.type === 'aliased_import') {
