@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -725,6 +725,74 @@ function literalBindings(name: SyntaxNode, memo: Map<string, string[]>): string[
   return found;
 }
 
+/** The list elements' words: a string's text, anything else unknown. */
+const listElementWords = (list: SyntaxNode): Array<string | undefined> =>
+  list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => commandValue(child));
+
+/**
+ * The words of an argument list a function builds in a name before `before` (`args = ["ssh"] +
+ * base()`, `args += [...]`, `args.extend([...])`, `args.append("-f")`), in source order; a part not
+ * written as a list or string is one unknown word. Undefined where the name is not first bound to a
+ * list whose first element is a string, or is rebound or changed otherwise after.
+ */
+function builtListWords(body: SyntaxNode, name: string, before: number): { first: SyntaxNode; words: Array<string | undefined>; parts: number } | undefined {
+  let built: { first: SyntaxNode; words: Array<string | undefined>; parts: number } | undefined;
+  const addValue = (value: SyntaxNode, words: Array<string | undefined>): void => {
+    if (built) built.parts++;
+    if (value.type === 'list') words.push(...listElementWords(value));
+    else if (value.type === 'binary_operator' && value.childForFieldName('operator')?.type === '+') {
+      if (built) built.parts--; // its operands count
+      const left = value.childForFieldName('left');
+      const right = value.childForFieldName('right');
+      if (left) addValue(left, words);
+      if (right) addValue(right, words);
+    } else words.push(undefined);
+  };
+  const stack: SyntaxNode[] = [body];
+  let visited = 0;
+  while (stack.length > 0 && visited++ < 5000) {
+    const node = stack.pop() as SyntaxNode;
+    if (node.startIndex >= before) continue;
+    if (node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'lambda') continue;
+    if (node.type === 'assignment' || node.type === 'augmented_assignment') {
+      const left = node.childForFieldName('left');
+      const right = node.childForFieldName('right');
+      if (left?.type === 'identifier' && left.text === name && right) {
+        if (node.type === 'assignment') {
+          let head: SyntaxNode | null = right;
+          while (head?.type === 'binary_operator') head = head.childForFieldName('left');
+          if (head?.type === 'list' && listElementWords(head)[0] !== undefined) {
+            built = { first: node, words: [], parts: 0 };
+            addValue(right, built.words);
+          } else built = undefined;
+        } else if (built && node.childForFieldName('operator')?.type === '+=') addValue(right, built.words);
+        else built = undefined;
+        continue;
+      }
+    }
+    if (built && node.type === 'call') {
+      const callee = node.childForFieldName('function');
+      const object = callee?.type === 'attribute' ? callee.childForFieldName('object') : undefined;
+      if (object?.type === 'identifier' && object.text === name) {
+        const method = callee?.childForFieldName('attribute')?.text;
+        const argument = node.childForFieldName('arguments')?.namedChildren.find((child) => child?.type !== 'comment');
+        if (method === 'append' && argument) {
+          built.words.push(commandValue(argument));
+          built.parts++;
+        }
+        else if (method === 'extend' && argument) addValue(argument, built.words);
+        else if (method === 'insert' || method === 'remove' || method === 'pop' || method === 'clear') built = undefined;
+      }
+    }
+    const children = node.namedChildren;
+    for (let k = children.length - 1; k >= 0; k--) {
+      const child = children[k];
+      if (child) stack.push(child);
+    }
+  }
+  return built;
+}
+
 function scopeBindings(body: SyntaxNode, name: string): string[] {
   const values: string[] = [];
   const suffixes: string[] = [];
@@ -951,6 +1019,8 @@ class PythonFileAnalysis {
   /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
   private heldCommands: Map<string, HeldCommand[]> | undefined;
   private readonly heldReported = new Set<number>();
+  /** Functions and names whose built argument list was read (checkBuiltList): once each. */
+  private readonly builtListsRead = new Set<string>();
   /** Functions and lambdas judged to run in a child before exec (checkHangupIgnored), by start. */
   private readonly childScopes = new Map<number, boolean>();
   /** Lists and tuples already read as argument vectors, by start. */
@@ -1643,6 +1713,7 @@ class PythonFileAnalysis {
   private checkShellText(node: SyntaxNode, shell = false): void {
     if (node.type === 'identifier') {
       this.checkHeldCommand(node.text, shell);
+      this.checkBuiltList(node);
       return;
     }
     // `[*admin_command, exe]`: the words of a list held in a name, unpacked into the argument list.
@@ -1670,6 +1741,31 @@ class PythonFileAnalysis {
     const text = commandValue(node);
     const construct = text === undefined ? undefined : backgroundingIn(text);
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+  }
+
+  /**
+   * An argument list the runner's function builds in the name over several statements (labgrid's
+   * `args = ["ssh"] + base_args()`, then `args += ["-MN", "-o", "ControlPersist=300", host]`): read
+   * as one list, its unknown parts as values, for a flag or verb that is written (detachingFlagIn);
+   * reported at the list's first assignment, once a function and name.
+   */
+  private checkBuiltList(name: SyntaxNode): void {
+    let scope = name.parent;
+    while (scope && scope.type !== 'function_definition') scope = scope.parent;
+    const body = scope?.childForFieldName('body');
+    if (!body) return;
+    const key = `${body.startIndex}\0${name.text}`;
+    if (this.builtListsRead.has(key)) return;
+    this.builtListsRead.add(key);
+    const built = builtListWords(body, name.text, name.startIndex);
+    // One list written whole is read where it is (checkDetachingCommand, held lists): only a list
+    // built from parts here.
+    const found = built && built.parts > 1 && built.words.includes(undefined) ? detachingFlagIn(built.words) : undefined;
+    if (!built || !found) return;
+    // A list that starts with a detaching program is read where it is written (checkDetachingCommand): once a line.
+    const line = built.first.startPosition.row + 1;
+    if (this.findings.some((finding) => finding.line === line && finding.rule === 'shell-background')) return;
+    this.report(built.first, 'shell-background', `\`${found}\` starts the program away from its owner, which cannot end it`);
   }
 
   /**

@@ -364,6 +364,27 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
 }
 
 /**
+ * The patterns that report a program for a flag it lacks (`twistd` without `--nodaemon`, `sshfs`
+ * without `-f`, `ssh-agent` with no command): where a list's words are not all known, an unknown
+ * one may be that flag, so they are left out of detachingFlagIn.
+ */
+const READ_FOR_A_MISSING_FLAG = new Set(['twistd without --nodaemon', 'deluged without --do-not-daemonize', CUPSD, 'sshd without -D', 'dnsmasq without --no-daemon', 'supervisord without --nodaemon', 'nginx (daemon on by default)', 'transmission-daemon without --foreground', 'vncserver without -fg', 'a FUSE mount without -f', 'gocryptfs without -fg', 'borg mount without --foreground', 'ssh-agent']);
+
+/**
+ * The detaching command an argument list built over several statements is (`args = ["ssh"] +
+ * base_args()`, then `args += ["-MN", "-o", "ControlPersist=300", host]`), its program a literal and
+ * some later words unknown (undefined, read as values): only for a flag or verb that is written,
+ * never for one that is missing (READ_FOR_A_MISSING_FLAG), since an unknown word may be it.
+ */
+export function detachingFlagIn(words: ReadonlyArray<string | undefined>): string | undefined {
+  if (words[0] === undefined || words.length < 2) return undefined;
+  const line = words.map((word) => word ?? VALUE_MARK).join(' ');
+  for (const [pattern, name] of DETACHING_COMMANDS) if (!READ_FOR_A_MISSING_FLAG.has(name) && pattern.test(line)) return name;
+  const program = daemonizingProgramIn(line);
+  return program !== undefined && !READ_FOR_A_MISSING_FLAG.has(program) ? program : undefined;
+}
+
+/**
  * A function's name that says it finds a program (`which`, `shutil.which`, `find_executable`, a
  * project's `resolve_exe`): a name bound to its call on a detaching program's literal name holds
  * that program (both analysers' held words).
