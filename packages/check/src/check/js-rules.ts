@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, daemonOptionIn, detachingCommandIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -357,6 +357,14 @@ function enclosingFunction(node: ts.Node): FunctionLike | undefined {
     if (ts.isMethodDeclaration(at) || ts.isConstructorDeclaration(at) || ts.isAccessor(at)) return undefined;
   }
   return undefined;
+}
+
+/** The function, method or file a node is written in: a name's scope for heldArgumentsCommand. */
+function nearestScope(node: ts.Node): ts.Node {
+  for (let at = node.parent; at; at = at.parent) {
+    if (ts.isFunctionDeclaration(at) || ts.isArrowFunction(at) || ts.isFunctionExpression(at) || ts.isMethodDeclaration(at) || ts.isConstructorDeclaration(at) || ts.isAccessor(at) || ts.isSourceFile(at)) return at;
+  }
+  return node;
 }
 
 /** The name a function is known by in this file: its own, or the variable it initialises. */
@@ -1941,11 +1949,38 @@ class JsFileAnalysis {
   private detachingCommandOf(call: ts.CallExpression): string | undefined {
     const [program, args] = call.arguments;
     const list = args && unwrap(args);
+    if (program && list && ts.isIdentifier(list)) return this.heldArgumentsCommand(call, program, list);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
     const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];
     // A program's own `--daemon` first among its arguments (`spawn('emacs', ['--daemon'])`): the
     // argument list alone does not show it follows a program.
     return this.detachingWith(words, [program, ...list.elements]) ?? daemonOptionIn([words[0] ?? VALUE_MARK, ...words.slice(1)]);
+  }
+
+  /**
+   * The detaching command of a literal program run with an argument list held in a name its scope
+   * builds (`const args = ['-N', host]; args.push('-o', 'ControlPersist=300', '-M')`, then
+   * `spawn('ssh', args)`): the declaration's elements and what is pushed between it and the call,
+   * in the same function, in order; a spread or a value is an unknown word. With any unknown word
+   * or push it is read for a flag or verb that is written only (detachingFlagIn), as Python's
+   * built lists are.
+   */
+  private heldArgumentsCommand(call: ts.CallExpression, program: ts.Expression, name: ts.Identifier): string | undefined {
+    const first = this.literalText(program);
+    if (first === undefined) return undefined;
+    const scope = nearestScope(call);
+    const declarations = (this.variables.get(name.text) ?? []).filter((d) => d.initializer && nearestScope(d) === scope && d.getStart() < call.getStart());
+    if (declarations.length !== 1) return undefined;
+    const declaration = declarations[0] as ts.VariableDeclaration;
+    const initializer = unwrap(declaration.initializer as ts.Expression);
+    if (!ts.isArrayLiteralExpression(initializer)) return undefined;
+    const words: Array<string | undefined> = [first];
+    for (const element of initializer.elements) words.push(ts.isSpreadElement(element) ? undefined : commandText(element, 0));
+    const pushed = (this.pushes.get(name.text) ?? []).filter((word) => nearestScope(word) === scope && word.getStart() > declaration.getEnd() && word.getStart() < call.getStart());
+    pushed.sort((a, b) => a.getStart() - b.getStart());
+    for (const word of pushed) words.push(ts.isSpreadElement(word) ? undefined : commandText(word, 0));
+    if (words.length < 2) return undefined;
+    return detachingCommandIn(words) ?? (pushed.length > 0 || words.includes(undefined) ? detachingFlagIn(words) : undefined);
   }
 
   /**
