@@ -120,6 +120,13 @@ test('leash check fails closed', async (t) => {
       // callee was read with unbounded runs (4 s for 120,000 characters, 16 s for twice as many; bounded now).
       'lookup.py': `import subprocess\nNAME = "systemd-run"\nx = ${'a.'.repeat(120000)}b\ny = ${'exe'.repeat(120000)}\n`,
       'runners.py': `import subprocess\n${Array.from({ length: 3000 }, (_, i) => `C${i} = "server &"\n`).join('')}${Array.from({ length: 3000 }, (_, i) => `def r${i}(cmd):\n    subprocess.run(["make", cmd])\n`).join('')}`,
+      // The ninth round's documented programs, each 1-11 s before its spans were bounded: a flag
+      // cluster split every way, options whose words took in the next quote, and a path or a value
+      // read on from every parenthesis.
+      'cluster.py': `import os\nos.system("sshd -${'D'.repeat(40000)}1")\n`,
+      'verbs.py': `import os\nos.system("pm2${" -'pm2".repeat(40000)} y")\n`,
+      'paths.mjs': `import { exec } from 'node:child_process';\nexec('${'(a/'.repeat(40000)}x elevate -daemon.sh');\n`,
+      'agent.py': `import os\nos.system("${'(ssh-agent -a '.repeat(16000)}x y")\n`,
     });
     const started = Date.now();
     const run = await runCheck(['--format', 'json', '.'], dir, mark);
@@ -127,8 +134,9 @@ test('leash check fails closed', async (t) => {
     assert.equal(run.code, 1, run.stdout + run.stderr);
     const report = JSON.parse(run.stdout) as JsonReport;
     assert.deepEqual(report.failures, []);
-    assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['blanks.mjs:2 shell-background', 'quoted.py:2 shell-background']);
-    assert.ok(tookMs < 10_000, `${tookMs} ms for twenty-one files (about 3 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the two after, 110, 3 and 28 s for the last three)`);
+    // cluster.py's `-DDD…1` is no flag cluster (a digit ends it), so sshd is read without -D.
+    assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['blanks.mjs:2 shell-background', 'cluster.py:2 shell-background', 'quoted.py:2 shell-background']);
+    assert.ok(tookMs < 10_000, `${tookMs} ms for twenty-five files (about 3.5 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the two after, 110, 3 and 28 s for the last three)`);
   });
 
   await t.test('never opens a FIFO: named is exit 2, met in a walk or in git mode is a note', async () => {

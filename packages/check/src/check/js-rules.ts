@@ -1976,11 +1976,19 @@ class JsFileAnalysis {
     if (!ts.isArrayLiteralExpression(initializer)) return undefined;
     const words: Array<string | undefined> = [first];
     for (const element of initializer.elements) words.push(ts.isSpreadElement(element) ? undefined : commandText(element, 0));
+    // Every use between the declaration and the call must be a push (`args.unshift(x)`, `args[0] = x`,
+    // `addFlags(args)` change the list in ways not read): else the list is not read at all.
+    const between = call.getSourceFile().text.slice(declaration.getEnd(), call.getStart());
+    const uses = [...between.matchAll(new RegExp(String.raw`(?<![\w$.])${name.text.replace(/\$/g, '\\$')}(?![\w$])`, 'g'))].length;
+    const pushCalls = [...between.matchAll(new RegExp(String.raw`(?<![\w$.])${name.text.replace(/\$/g, '\\$')}\s*\.\s*push\s*\(`, 'g'))].length;
+    if (uses !== pushCalls) return undefined;
     const pushed = (this.pushes.get(name.text) ?? []).filter((word) => nearestScope(word) === scope && word.getStart() > declaration.getEnd() && word.getStart() < call.getStart());
     pushed.sort((a, b) => a.getStart() - b.getStart());
-    for (const word of pushed) words.push(ts.isSpreadElement(word) ? undefined : commandText(word, 0));
+    // A push in another block than the declaration's (a branch, a loop) may not happen: one unknown word.
+    const block = declaration.parent?.parent?.parent;
+    for (const word of pushed) words.push(ts.isSpreadElement(word) || word.parent?.parent?.parent !== block ? undefined : commandText(word, 0));
     if (words.length < 2) return undefined;
-    return detachingCommandIn(words) ?? (pushed.length > 0 || words.includes(undefined) ? detachingFlagIn(words) : undefined);
+    return pushed.length > 0 || words.includes(undefined) ? detachingFlagIn(words) : detachingCommandIn(words);
   }
 
   /**

@@ -187,13 +187,14 @@ function escapedCharacter(escape: string): string {
 const PERCENT_FIELD = /%(?:\([^()]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]/g;
 const FORMAT_FIELD = /\{\{|\}\}|\{[^{}]*\}/g;
 
+/** Methods whose result, called with no argument, runs as the same command as their text (its blanks trimmed; `encode` with any). */
+const TEXT_KEEPING_METHODS = new Set(['strip', 'rstrip', 'lstrip']);
+
 /**
  * The text of a command built from literals: a string; `+` of strings and other values; a string
  * `%` values; a string's `.format(...)`; in parentheses. What is not a literal reads as
  * VALUE_MARK (`"nohup %s &" % cmd` reads as nohup, the mark, &). Undefined where no literal is involved.
  */
-/** Methods whose result runs as the same command as their text: encoded to bytes, or with its blanks trimmed. */
-const TEXT_KEEPING_METHODS = new Set(['encode', 'strip', 'rstrip', 'lstrip']);
 
 function commandValue(node: SyntaxNode, depth = 0): string | undefined {
   if (depth > 200) return undefined;
@@ -225,7 +226,8 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
     if (method === 'format') return commandValue(object, depth + 1)?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : VALUE_MARK));
     // The same text in bytes or trimmed (`("xdg-open '%s' &" % path).encode('utf-8')`, syncthing-gtk's
     // os.system): the command a shell runs is the text's.
-    if (TEXT_KEEPING_METHODS.has(method as string)) return commandValue(object, depth + 1);
+    const argumentCount = node.childForFieldName('arguments')?.namedChildren.filter((child) => child?.type !== 'comment').length ?? 0;
+    if (method === 'encode' || (TEXT_KEEPING_METHODS.has(method as string) && argumentCount === 0)) return commandValue(object, depth + 1);
     return undefined;
   }
   return stringValue(node);
@@ -736,7 +738,7 @@ const listElementWords = (list: SyntaxNode): Array<string | undefined> =>
  * list whose first element is a string, or is rebound or changed otherwise after.
  */
 function builtListWords(body: SyntaxNode, name: string, before: number): { first: SyntaxNode; words: Array<string | undefined>; parts: number } | undefined {
-  let built: { first: SyntaxNode; words: Array<string | undefined>; parts: number } | undefined;
+  let built: { first: SyntaxNode; block: SyntaxNode | null; words: Array<string | undefined>; parts: number } | undefined;
   const addValue = (value: SyntaxNode, words: Array<string | undefined>): void => {
     if (built) built.parts++;
     if (value.type === 'list') words.push(...listElementWords(value));
@@ -747,6 +749,17 @@ function builtListWords(body: SyntaxNode, name: string, before: number): { first
       if (left) addValue(left, words);
       if (right) addValue(right, words);
     } else words.push(undefined);
+  };
+  // An addition in another block than the list's (a branch, a loop) may not happen, or happen on
+  // one branch of two: its words are one unknown part.
+  const addInBlock = (at: SyntaxNode, add: () => void): void => {
+    if (!built) return;
+    // Nodes are compared by place: the parser hands out a new object at each access.
+    if (blockOf(at)?.startIndex === built.block?.startIndex) add();
+    else {
+      built.words.push(undefined);
+      built.parts++;
+    }
   };
   const stack: SyntaxNode[] = [body];
   let visited = 0;
@@ -762,26 +775,32 @@ function builtListWords(body: SyntaxNode, name: string, before: number): { first
           let head: SyntaxNode | null = right;
           while (head?.type === 'binary_operator') head = head.childForFieldName('left');
           if (head?.type === 'list' && listElementWords(head)[0] !== undefined) {
-            built = { first: node, words: [], parts: 0 };
+            built = { first: node, block: blockOf(node), words: [], parts: 0 };
             addValue(right, built.words);
           } else built = undefined;
-        } else if (built && node.childForFieldName('operator')?.type === '+=') addValue(right, built.words);
-        else built = undefined;
+        } else if (built && node.childForFieldName('operator')?.type === '+=') {
+          const words = built.words;
+          addInBlock(node, () => addValue(right, words));
+        } else built = undefined;
         continue;
       }
+      // Bound or changed in another way (`args, env = build(args)`, `args[1] = "-v"`): not followed.
+      if (built && left && namesIn(left).has(name)) built = undefined;
     }
+    if (built && node.type === 'delete_statement' && namesIn(node).has(name)) built = undefined;
     if (built && node.type === 'call') {
       const callee = node.childForFieldName('function');
       const object = callee?.type === 'attribute' ? callee.childForFieldName('object') : undefined;
       if (object?.type === 'identifier' && object.text === name) {
         const method = callee?.childForFieldName('attribute')?.text;
         const argument = node.childForFieldName('arguments')?.namedChildren.find((child) => child?.type !== 'comment');
-        if (method === 'append' && argument) {
-          built.words.push(commandValue(argument));
-          built.parts++;
-        }
-        else if (method === 'extend' && argument) addValue(argument, built.words);
-        else if (method === 'insert' || method === 'remove' || method === 'pop' || method === 'clear') built = undefined;
+        const words = built.words;
+        if (method === 'append' && argument) addInBlock(node, () => {
+          words.push(commandValue(argument));
+          if (built) built.parts++;
+        });
+        else if (method === 'extend' && argument) addInBlock(node, () => addValue(argument, words));
+        else built = undefined; // insert, remove, pop, sort, clear…: the order or the words change
       }
     }
     const children = node.namedChildren;
@@ -791,6 +810,26 @@ function builtListWords(body: SyntaxNode, name: string, before: number): { first
     }
   }
   return built;
+}
+
+/** The block (or module) a statement is written in. */
+function blockOf(node: SyntaxNode): SyntaxNode | null {
+  let at = node.parent;
+  while (at && at.type !== 'block' && at.type !== 'module') at = at.parent;
+  return at;
+}
+
+/** The identifiers a node holds (`args, env` of a tuple target, `args` of `args[1]`). */
+function namesIn(node: SyntaxNode): Set<string> {
+  const names = new Set<string>();
+  const stack = [node];
+  let visited = 0;
+  while (stack.length > 0 && visited++ < 1000) {
+    const at = stack.pop() as SyntaxNode;
+    if (at.type === 'identifier') names.add(at.text);
+    for (const child of at.namedChildren) if (child) stack.push(child);
+  }
+  return names;
 }
 
 function scopeBindings(body: SyntaxNode, name: string): string[] {
@@ -1633,10 +1672,11 @@ class PythonFileAnalysis {
     const module = node.childForFieldName('module_name');
     if (!module) return;
     if (module.type !== 'dotted_name') {
-      // A relative import is the project's own code: a name it binds that a watched library has
-      // (`from . import pexpect`, the package's own wrapper module) is the project's, and no longer
-      // reads as the library's (metakernel's replwrap). Other names stay unbound, read by their
-      // shape (a PTY spawn known by its size, Terminus' own PtyProcess subclass).
+      // A module of the package itself (`from . import pexpect`: the package's own wrapper, not a
+      // copy of the library, which a folder such as `._vendor` holds): a name a watched library has
+      // is the project's, and no longer reads as the library's (metakernel's replwrap). Other
+      // names stay unbound, read by their shape (Terminus' own PtyProcess subclass, by its size).
+      if (!/^\.+$/.test(module.text)) return;
       for (const child of node.childrenForFieldName('name')) {
         const name = child?.type === 'dotted_name' ? child.text : child?.type === 'aliased_import' ? child.childForFieldName('alias')?.text : undefined;
         const imported = child?.type === 'aliased_import' ? child.childForFieldName('name')?.text : name;

@@ -231,12 +231,19 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
  */
 const AT_COMMAND_START = (name: string) => String.raw`(?:^\s*(?=${BIN}${name}\s+\S)|[;&|(\x60]\s*|(?:^|\s)(?:sudo|exec|eval)\s+)${BIN}${name}(?=[\s;&|)'"\x60]|$)`;
 /** None of these options (a short-flag cluster holding one of the letters, or a long option) on the rest of the command. */
+/**
+ * A short-flag cluster holding one of the letters (`-drx` for d), its letters scanned once: written
+ * as letters, a letter and letters, a long word split every way (quadratic in its length).
+ */
+const CLUSTER_WITH = (letters: string) => String.raw`-(?!-)(?=[A-Za-z]*[${letters}])[A-Za-z]+`;
 const WITHOUT = (letters: string, long: string[] = []) => {
-  const words = [...(letters ? [String.raw`-(?!-)[A-Za-z]*[${letters}][A-Za-z]*`] : []), ...long];
+  const words = [...(letters ? [CLUSTER_WITH(letters)] : []), ...long];
   return String.raw`(?![^;&|\n]{0,500}?\s(?:${words.join('|')})(?=[\s;&|=)'"\x60]|$))`;
 };
 /** One of these options on the rest of the command (a short cluster holding the letter, or a word). */
 const WITH = (words: string) => String.raw`(?=[^;&|\n]{0,500}?\s(?:${words})(?=[\s;&|)'"\x60]|$))`;
+/** A program's options before its verb, each an option word of its own (bounded: a quote is no option's). */
+const OPTIONS = String.raw`(?:\s+-[^\s;&|'"\x60]+){0,20}`;
 /** sudo's flags that take no value, and those that take one (`-u user`), before its command. */
 const SUDO_PLAIN = '[ABEHKPSVeiklnsv]';
 const SUDO_VALUED = '[CDghprtTUu]';
@@ -254,48 +261,52 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   // supervisord is told so by the file it writes).
   [new RegExp(AT_COMMAND_START('dnsmasq') + WITHOUT('dkvwC', ['--no-daemon', '--keep-in-foreground', '--test', '--version', '--help', '--conf-file', '--conf-dir'])), 'dnsmasq without --no-daemon'],
   [new RegExp(AT_COMMAND_START('supervisord') + WITHOUT('nvhc', ['--nodaemon', '--version', '--help', '--configuration'])), 'supervisord without --nodaemon'],
-  [new RegExp(AT_COMMAND_START('nginx') + WITHOUT('stTvVh?c', [String.raw`-g\s+['"]?daemon\s+off`])), 'nginx (daemon on by default)'],
+  // nginx's -g directives may say `daemon off;` (quoted text is blanked before it is read): any -g counts.
+  [new RegExp(AT_COMMAND_START('nginx') + WITHOUT('stTvVh?cg')), 'nginx (daemon on by default)'],
   [new RegExp(AT_COMMAND_START('transmission-daemon') + WITHOUT('fhVd', ['--foreground', '--help', '--version', '--dump-settings'])), 'transmission-daemon without --foreground'],
   [new RegExp(AT_COMMAND_START('vncserver') + WITHOUT('', ['-fg', '-kill', '-list', '-help', '--help', '-version', '--version'])), 'vncserver without -fg'],
   // FUSE file systems mount and then fork into the background unless told -f (or -d, debugging).
   [new RegExp(AT_COMMAND_START('(?:sshfs|s3fs|bindfs|encfs|borgfs)') + WITHOUT('fdhV', ['--foreground', '--help', '--version', String.raw`-o\s+[^\s;&|]*\bdebug\b[^\s;&|]*`])), 'a FUSE mount without -f'],
   [new RegExp(AT_COMMAND_START('gocryptfs') + WITHOUT('', ['-f', '-fg', '-d', '-debug', '-init', '-passwd', '-info', '-help', '-version', '--help', '--version'])), 'gocryptfs without -fg'],
-  [command('borg', String.raw`(?:\s+-\S+)*\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), 'borg mount without --foreground'],
+  [command('borg', String.raw`${OPTIONS}\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), 'borg mount without --foreground'],
   // ssh-agent forks into the background unless given a command to run, -D or -d (or -k, which kills one).
-  [new RegExp(AT_COMMAND_START('ssh-agent').replace(String.raw`(?=[\s;&|)'"\x60]|$)`, '') + String.raw`(?:\s+(?:-[cs]{1,2}|-[aEtPO]\s*[^\s;&|)'"\x60]+))*\s*(?=[;&|)'"\x60]|$)`), 'ssh-agent'],
+  [new RegExp(AT_COMMAND_START('ssh-agent').replace(String.raw`(?=[\s;&|)'"\x60]|$)`, '') + String.raw`(?:\s+(?:-[cs]{1,2}|-[aEtPO]\s*[^\s;&|()'"\x60]+)){0,20}\s*(?=[;&|)'"\x60]|$)`), 'ssh-agent'],
   // ssh's master connection with ControlPersist (not `no`): once its session ends, or at once with
   // -N, the master forks into the background and holds the connection open (ssh_config(5)); not a
   // control command to a running master (`-O exit`).
-  [command('ssh', String.raw`(?=\s)(?=[^;&|\n]{0,500}?ControlPersist[=\s]\s*(?!no\b)\w)(?=[^;&|\n]{0,500}?(?:\s-[46AaCGgKkNnqsTtVvXxYy]*M|ControlMaster[=\s]\s*(?:yes|auto|ask|autoask)\b))(?![^;&|\n]{0,500}?\s-O\s)`), 'ssh ControlPersist'],
+  [command('ssh', String.raw`(?=\s)(?=[^;&|\n]{0,500}?ControlPersist[=\s]\s*(?!no\b)\w)(?=[^;&|\n]{0,500}?(?:\s-[46AaCGgKkNnqsTtVvXxYy]*M|ControlMaster[=\s]\s*(?:yes|auto|ask|autoask)\b))(?![^;&|\n]{0,500}?\s-[46AaCGgKkMNnqsTtVvXxYy]*O)`), 'ssh ControlPersist'],
   // Told to by a flag of their own.
-  [command('sudo', String.raw`(?:\s+-${SUDO_PLAIN}*(?:${SUDO_VALUED}(?:[^\s;&|]+|\s+[^\s;&|]+))?|\s+--(?!background)[\w-]+(?:=\S*)?){0,20}?\s+(?:-${SUDO_PLAIN}*b[^\s;&|]*|--background)(?=[\s;&|]|$)`), 'sudo -b'],
-  [command('(?:wpa_supplicant|hostapd)', WITH('-(?!-)[A-Za-z]*B[A-Za-z]*')), 'wpa_supplicant -B'],
-  [command('ibus-daemon', WITH('-(?!-)[A-Za-z]*d[A-Za-z]*')), 'ibus-daemon -d'],
-  [command('pulseaudio', WITH('-(?!-)[A-Za-z]*D[A-Za-z]*|--start')), 'pulseaudio -D or --start'],
+  // Where a command starts (not `echo run: sudo -b x`).
+  [new RegExp(String.raw`(?:^\s*|[;&|(\x60]\s*|(?:^|\s)(?:exec|eval)\s+)${BIN}sudo(?:\s+-${SUDO_PLAIN}*(?:${SUDO_VALUED}(?:[^\s;&|]+|\s+[^\s;&|]+))?|\s+--(?!background)[\w-]+(?:=\S*)?){0,20}?\s+(?:-${SUDO_PLAIN}*b[^\s;&|]*|--background)(?=[\s;&|]|$)`), 'sudo -b'],
+  [command('(?:wpa_supplicant|hostapd)', WITH(CLUSTER_WITH('B'))), 'wpa_supplicant -B'],
+  [command('ibus-daemon', WITH(CLUSTER_WITH('d'))), 'ibus-daemon -d'],
+  [command('pulseaudio', WITH(`${CLUSTER_WITH('D')}|--start`)), 'pulseaudio -D or --start'],
   [command('x11vnc', WITH('--?bg')), 'x11vnc -bg'],
   [command('(?:haproxy|php-fpm[\\d.]*|airflow)', WITH('-D')), 'a server\'s own -D'],
   [command('mosquitto', WITH('-d')), 'mosquitto -d'],
   [command('tor', String.raw`\s[^;&|\n]{0,500}?--RunAsDaemon\s+1(?=[\s;&|]|$)`), 'tor --RunAsDaemon 1'],
   [command('(?:kafka|zookeeper)-server-start(?:\\.sh)?', WITH('-daemon')), 'kafka-server-start -daemon'],
   // Told to by a verb: the program hands the command to a server it starts in the background.
-  [command('pm2', String.raw`(?:\s+-\S+)*\s+(?:start|restart|startOrRestart|startOrReload|resurrect)(?=[\s;&|]|$)`), 'pm2 start'],
-  [command('forever', String.raw`(?:\s+-\S+)*\s+(?:start|restart)(?=[\s;&|]|$)`), 'forever start'],
+  [command('pm2', String.raw`${OPTIONS}\s+(?:start|restart|startOrRestart|startOrReload|resurrect)(?=[\s;&|]|$)` + WITHOUT('', ['--no-daemon'])), 'pm2 start'],
+  [command('forever', String.raw`${OPTIONS}\s+(?:start|restart)(?=[\s;&|]|$)`), 'forever start'],
   [command('celery', String.raw`(?:\s+\S+){0,6}?\s+multi\s+(?:start|restart)(?=[\s;&|]|$)`), 'celery multi start'],
   [command('caddy', String.raw`\s+start(?=[\s;&|]|$)`), 'caddy start'],
   [command('adb', String.raw`\s[^;&|\n]{0,200}?(?:start|fork)-server(?=[\s;&|]|$)`), 'adb start-server'],
   [command('gpgconf', String.raw`\s[^;&|\n]{0,200}?--launch(?=[\s;&|=]|$)`), 'gpgconf --launch'],
-  [command(String.raw`(?:[^\s;&|'"]*\/)?(?:[\w.-]*-daemons?\.sh|zkServer\.sh)`, String.raw`[^;&|\n]{0,200}?\sstart(?=[\s;&|]|$)`), 'a *-daemon.sh start'],
+  [command(String.raw`(?:[^\s;&|'"(]{0,200}\/)?(?:[\w.-]{0,100}-daemons?\.sh|zkServer\.sh)`, String.raw`[^;&|\n]{0,200}?\sstart(?=[\s;&|]|$)`), 'a *-daemon.sh start'],
   [command('(?:dtach|abduco)', String.raw`\s+-n(?=[\s;&|]|$)`), 'dtach -n'],
   // Windows' elevation helpers: the command starts elevated, from the elevation service, outside
   // the caller's tree and job (as ShellExecute's "runas" verb, which they use).
-  [new RegExp(AT_COMMAND_START(String.raw`["']?(?:[^\s"';&|]*[\\\/])?(?:[Ee]levate(?:\.(?:exe|cmd|bat))?|gsudo(?:\.exe)?)["']?`) + String.raw`(?!\s+(?:status|config|cache|-k|--help|-h|--version|-v)(?=[\s;&|]|$))`), 'an elevation helper'],
+  [new RegExp(AT_COMMAND_START(String.raw`["']?(?:[^\s"';&|(\x60]{0,200}[\\\/])?(?:[Ee]levate(?:\.(?:exe|cmd|bat))?|gsudo(?:\.exe)?)["']?`) + String.raw`(?!\s+(?:status|config|cache|-k|--help|-h|--version|-v)(?=[\s;&|]|$))`), 'an elevation helper'],
   [command(String.raw`nircmdc?(?:\.exe)?`, String.raw`\s+elevate(?:cmd)?(?=\s)`), 'nircmd elevate'],
 ];
 /** The documented programs' patterns, read only in a text that holds one of their words (PROGRAM_WORDS): most commands hold none. */
-function daemonizingProgramIn(text: string): string | undefined {
+function daemonizingProgramEntry(text: string): [RegExp, string] | undefined {
   if (!PROGRAM_WORDS.test(text)) return undefined;
-  for (const [pattern, name] of DAEMONIZING_PROGRAMS) if (pattern.test(text)) return name;
-  return undefined;
+  return DAEMONIZING_PROGRAMS.find(([pattern]) => pattern.test(text));
+}
+function daemonizingProgramIn(text: string): string | undefined {
+  return daemonizingProgramEntry(text)?.[1];
 }
 /**
  * Python code, given to an interpreter's `-c` (or as shell text), that puts the process in a
@@ -358,8 +369,8 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
   // program in front; an unknown word reads as a value.
   const whole = literal.length < words.length ? words.map((word) => word ?? VALUE_MARK).join(' ') : line;
   for (const [pattern, name] of DETACHING_COMMANDS) if (pattern.test(line) && (whole === line || pattern.test(whole))) return name;
-  const program = daemonizingProgramIn(line);
-  if (program && (whole === line || daemonizingProgramIn(whole) === program)) return program;
+  const entry = daemonizingProgramEntry(line);
+  if (entry && (whole === line || entry[0].test(whole))) return entry[1];
   return undefined;
 }
 
@@ -380,8 +391,8 @@ export function detachingFlagIn(words: ReadonlyArray<string | undefined>): strin
   if (words[0] === undefined || words.length < 2) return undefined;
   const line = words.map((word) => word ?? VALUE_MARK).join(' ');
   for (const [pattern, name] of DETACHING_COMMANDS) if (!READ_FOR_A_MISSING_FLAG.has(name) && pattern.test(line)) return name;
-  const program = daemonizingProgramIn(line);
-  return program !== undefined && !READ_FOR_A_MISSING_FLAG.has(program) ? program : undefined;
+  if (!PROGRAM_WORDS.test(line)) return undefined;
+  return DAEMONIZING_PROGRAMS.find(([pattern, name]) => !READ_FOR_A_MISSING_FLAG.has(name) && pattern.test(line))?.[1];
 }
 
 /**
@@ -554,11 +565,11 @@ export const SHELL_WORD_LIST = [
 const QUOTED_NEXT = String.raw`['"\x60]?[\s,]+['"\x60]?`;
 export const PROGRAM_WORD_LIST = [
   // sudo with a `-b` cluster or `--background` later on its line, as ssh's `-f`.
-  String.raw`s(?:tart-server|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:[ABEHKPSVeiklnsv]*b|-background))`,
+  String.raw`s(?:tart-server|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:${SUDO_PLAIN}*b|-background))`,
   String.raw`-(?:-bg-daemon|server-start|daemons?\.sh)`, 'n(?:ginx|ircmd)', 'd(?:nsmasq|tach)', 'transmission-daemon',
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
-  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever${QUOTED_NEXT}(?:re)?start|ork-server)`,
-  String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|${QUOTED_NEXT}mount))`,
+  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server)`,
+  String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|\b[^\n]{0,200}?mount))`,
   'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
 ];
 export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
