@@ -166,7 +166,17 @@ const EMPTY_TITLES = new Set(['', '""', "''"]);
 const SSH_PLAIN = '[46AaCGgKkMNnqsTtVvXxYy]';
 const SSH_VALUED = '[BbcDEeFIiJLlmOoPpQRSWw]';
 
-const CUPSD = 'cupsd without -f';
+/**
+ * The patterns that report a program for a flag it lacks (`twistd` without `--nodaemon`, `sshfs`
+ * without `-f`, `ssh-agent` with no command), marked where each is written (`lacking`): where a
+ * list's words are not all known, an unknown one may be that flag, so detachingFlagIn leaves them out.
+ */
+const READ_FOR_A_MISSING_FLAG = new Set<string>();
+const lacking = (name: string): string => {
+  READ_FOR_A_MISSING_FLAG.add(name);
+  return name;
+};
+const CUPSD = lacking('cupsd without -f');
 // Commands whose whole job is to leave their caller behind, run by name (a word at a command's
 // start in shell text, or a program and its argument list joined). Each starts the program under
 // another parent (systemd, a tmux or screen server) or forks it off and exits at once.
@@ -181,7 +191,7 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   [command('screen', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*(?:dm|md)`), 'screen -dm'],
   // Twisted's launcher daemonizes (fork, setsid) unless told `-n`/`--nodaemon` (alone or in a
   // cluster of short flags, `-no`): words first, then none of them anywhere in its arguments.
-  [command('twistd', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--nodaemon|-[A-Za-z]*n[A-Za-z]*)(?=[\s;&|]|$))`), 'twistd without --nodaemon'],
+  [command('twistd', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--nodaemon|-[A-Za-z]*n[A-Za-z]*)(?=[\s;&|]|$))`), lacking('twistd without --nodaemon')],
   // Servers started with their own daemonizing option, or by a verb that leaves them running in
   // the background: each forks, leaves the caller's session and exits at once, so the caller's
   // end does not reach the server.
@@ -204,7 +214,7 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
   [new RegExp(String.raw`(?:^\s*(?=${BIN}cupsd\s+\S)|[;&|(]\s*|(?:^|\s)(?:sudo|exec)\s+)${BIN}cupsd(?=[\s;&|]|$)(?![^;&|\n]{0,500}?\s-[A-Za-z]*[fFlth][A-Za-z]*(?=[\s;&|]|$))`), CUPSD],
   // Deluge's daemon forks away unless told -d/--do-not-daemonize (as twistd without --nodaemon;
   // words first, so that the program's name alone, read as shell text, is not one).
-  [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), 'deluged without --do-not-daemonize'],
+  [command('deluged', String.raw`(?=\s+\S)(?![^;&|\n]{0,500}?\s(?:--do-not-daemonize|-[A-Za-z]*d[A-Za-z]*)(?=[\s;&|]|$))`), lacking('deluged without --do-not-daemonize')],
   // Mininet's mnexec -d calls setsid before it execs the command (its -d, alone or in a cluster of
   // its short flags, `-cdn`, `-da PID`): the command leads a session of its own.
   [command('mnexec', String.raw`\s(?:[^;&|\n]{0,500}\s)?-[A-Za-z]*d[A-Za-z]*(?=[\s;&|]|$)`), 'mnexec -d'],
@@ -255,22 +265,22 @@ const SUDO_VALUED = '[CDghprtTUu]';
 // as with the "runas" verb). Each is read where a command starts or with its words, as above.
 const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   // Daemons that detach unless told to stay in the foreground (or only test, print or signal).
-  [new RegExp(AT_COMMAND_START('sshd') + WITHOUT('DditTVG')), 'sshd without -D'],
+  [new RegExp(AT_COMMAND_START('sshd') + WITHOUT('DditTVG')), lacking('sshd without -D')],
   // These three read their daemon mode from a configuration file too (`nodaemon=true`, `daemon
   // off;`, `keep-in-foreground`): only where the command names none (ArchiveBox's foreground
   // supervisord is told so by the file it writes).
-  [new RegExp(AT_COMMAND_START('dnsmasq') + WITHOUT('dkvwC', ['--no-daemon', '--keep-in-foreground', '--test', '--version', '--help', '--conf-file', '--conf-dir'])), 'dnsmasq without --no-daemon'],
-  [new RegExp(AT_COMMAND_START('supervisord') + WITHOUT('nvhc', ['--nodaemon', '--version', '--help', '--configuration'])), 'supervisord without --nodaemon'],
+  [new RegExp(AT_COMMAND_START('dnsmasq') + WITHOUT('dkvwC', ['--no-daemon', '--keep-in-foreground', '--test', '--version', '--help', '--conf-file', '--conf-dir'])), lacking('dnsmasq without --no-daemon')],
+  [new RegExp(AT_COMMAND_START('supervisord') + WITHOUT('nvhc', ['--nodaemon', '--version', '--help', '--configuration'])), lacking('supervisord without --nodaemon')],
   // nginx's -g directives may say `daemon off;` (quoted text is blanked before it is read): any -g counts.
-  [new RegExp(AT_COMMAND_START('nginx') + WITHOUT('stTvVh?cg')), 'nginx (daemon on by default)'],
-  [new RegExp(AT_COMMAND_START('transmission-daemon') + WITHOUT('fhVd', ['--foreground', '--help', '--version', '--dump-settings'])), 'transmission-daemon without --foreground'],
-  [new RegExp(AT_COMMAND_START('vncserver') + WITHOUT('', ['-fg', '-kill', '-list', '-help', '--help', '-version', '--version'])), 'vncserver without -fg'],
+  [new RegExp(AT_COMMAND_START('nginx') + WITHOUT('stTvVh?cg')), lacking('nginx (daemon on by default)')],
+  [new RegExp(AT_COMMAND_START('transmission-daemon') + WITHOUT('fhVd', ['--foreground', '--help', '--version', '--dump-settings'])), lacking('transmission-daemon without --foreground')],
+  [new RegExp(AT_COMMAND_START('vncserver') + WITHOUT('', ['-fg', '-kill', '-list', '-help', '--help', '-version', '--version'])), lacking('vncserver without -fg')],
   // FUSE file systems mount and then fork into the background unless told -f (or -d, debugging).
-  [new RegExp(AT_COMMAND_START('(?:sshfs|s3fs|bindfs|encfs|borgfs)') + WITHOUT('fdhV', ['--foreground', '--help', '--version', String.raw`-o\s+[^\s;&|]*\bdebug\b[^\s;&|]*`])), 'a FUSE mount without -f'],
-  [new RegExp(AT_COMMAND_START('gocryptfs') + WITHOUT('', ['-f', '-fg', '-d', '-debug', '-init', '-passwd', '-info', '-help', '-version', '--help', '--version'])), 'gocryptfs without -fg'],
-  [command('borg', String.raw`${OPTIONS}\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), 'borg mount without --foreground'],
+  [new RegExp(AT_COMMAND_START('(?:sshfs|s3fs|bindfs|encfs|borgfs)') + WITHOUT('fdhV', ['--foreground', '--help', '--version', String.raw`-o\s+[^\s;&|]*\bdebug\b[^\s;&|]*`])), lacking('a FUSE mount without -f')],
+  [new RegExp(AT_COMMAND_START('gocryptfs') + WITHOUT('', ['-f', '-fg', '-d', '-debug', '-init', '-passwd', '-info', '-help', '-version', '--help', '--version'])), lacking('gocryptfs without -fg')],
+  [command('borg', String.raw`${OPTIONS}\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), lacking('borg mount without --foreground')],
   // ssh-agent forks into the background unless given a command to run, -D or -d (or -k, which kills one).
-  [new RegExp(AT_COMMAND_START('ssh-agent').replace(String.raw`(?=[\s;&|)'"\x60]|$)`, '') + String.raw`(?:\s+(?:-[cs]{1,2}|-[aEtPO]\s*[^\s;&|()'"\x60]+)){0,20}\s*(?=[;&|)'"\x60]|$)`), 'ssh-agent'],
+  [new RegExp(AT_COMMAND_START('ssh-agent').replace(String.raw`(?=[\s;&|)'"\x60]|$)`, '') + String.raw`(?:\s+(?:-[cs]{1,2}|-[aEtPO]\s*[^\s;&|()'"\x60]+)){0,20}\s*(?=[;&|)'"\x60]|$)`), lacking('ssh-agent')],
   // ssh's master connection with ControlPersist (not `no`): once its session ends, or at once with
   // -N, the master forks into the background and holds the connection open (ssh_config(5)); not a
   // control command to a running master (`-O exit`).
@@ -373,13 +383,6 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
   if (entry && (whole === line || entry[0].test(whole))) return entry[1];
   return undefined;
 }
-
-/**
- * The patterns that report a program for a flag it lacks (`twistd` without `--nodaemon`, `sshfs`
- * without `-f`, `ssh-agent` with no command): where a list's words are not all known, an unknown
- * one may be that flag, so they are left out of detachingFlagIn.
- */
-const READ_FOR_A_MISSING_FLAG = new Set(['twistd without --nodaemon', 'deluged without --do-not-daemonize', CUPSD, 'sshd without -D', 'dnsmasq without --no-daemon', 'supervisord without --nodaemon', 'nginx (daemon on by default)', 'transmission-daemon without --foreground', 'vncserver without -fg', 'a FUSE mount without -f', 'gocryptfs without -fg', 'borg mount without --foreground', 'ssh-agent']);
 
 /**
  * The detaching command an argument list built over several statements is (`args = ["ssh"] +
