@@ -55,9 +55,12 @@ test('contained: a 20+ process tree with setsid + env -i escapees that ignore SI
   const directory = runCgroupOf(leash.stderr()) as string;
   const members = () => readFileSync(join(directory, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
   assert.ok(await waitUntil(() => members().length >= 20, 10_000), `only ${members().length} members: ${leash.stderr()}`);
-  // The escapees really escaped: their own sessions, no token, yet in the run's cgroup.
-  const escapees = markedPids(mark).filter((pid) => ['sleep 1002', 'sleep 1003'].includes((readCommandLine(pid) ?? []).join(' ')));
-  assert.ok(escapees.length >= 6, `escapees: ${escapees.length}`);
+  // The escapees really escaped: their own sessions, no token, yet in the run's cgroup. Waited
+  // for, not read once: twenty members can be there before the last escapee's shell has exec'd
+  // its sleep (seen with two suites running at once).
+  const escapeesNow = () => markedPids(mark).filter((pid) => ['sleep 1002', 'sleep 1003'].includes((readCommandLine(pid) ?? []).join(' ')));
+  assert.ok(await waitUntil(() => escapeesNow().length >= 6, 10_000), `escapees: ${escapeesNow().length}`);
+  const escapees = escapeesNow();
   const runner = markedPidRunning(mark, 'sleep 1001') as number;
   const runCgroup = cgroupOf(runner);
   assert.ok(runCgroup !== undefined && directory.endsWith(runCgroup), `runner in ${runCgroup}, not ${directory}`);
