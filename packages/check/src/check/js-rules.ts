@@ -631,6 +631,8 @@ function isLogical(kind: ts.SyntaxKind): boolean {
 class JsFileAnalysis {
   private readonly bindings = new Map<string, Binding>();
   private readonly variables = new Map<string, ts.VariableDeclaration[]>();
+  /** A held argument list's uses after its declaration (nameUses), by declaration. */
+  private readonly nameUseMemo = new Map<ts.VariableDeclaration, { uses: number[]; pushes: number[] }>();
   /** Literal values of names (literalBindings), by name. */
   private readonly heldLiterals = new Map<string, string[]>();
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
@@ -1958,6 +1960,22 @@ class JsFileAnalysis {
   }
 
   /**
+   * Where a name is used after its declaration, and where as `name.push(`, in the file's text: found
+   * once a declaration (a file handing one list to thousands of spawns read the text between for
+   * each, 24 s for 20,000).
+   */
+  private nameUses(declaration: ts.VariableDeclaration, name: string): { uses: number[]; pushes: number[] } {
+    const known = this.nameUseMemo.get(declaration);
+    if (known) return known;
+    const text = declaration.getSourceFile().text;
+    const escapedName = name.replace(/\$/g, '\\$');
+    const offsets = (pattern: string) => [...text.matchAll(new RegExp(pattern, 'g'))].map((match) => match.index as number).filter((at) => at > declaration.getEnd());
+    const found = { uses: offsets(String.raw`(?<![\w$.])${escapedName}(?![\w$])`), pushes: offsets(String.raw`(?<![\w$.])${escapedName}(?=\s*\.\s*push\s*\()`) };
+    this.nameUseMemo.set(declaration, found);
+    return found;
+  }
+
+  /**
    * The detaching command of a literal program run with an argument list held in a name its scope
    * builds (`const args = ['-N', host]; args.push('-o', 'ControlPersist=300', '-M')`, then
    * `spawn('ssh', args)`): the declaration's elements and what is pushed between it and the call,
@@ -1978,10 +1996,19 @@ class JsFileAnalysis {
     for (const element of initializer.elements) words.push(ts.isSpreadElement(element) ? undefined : commandText(element, 0));
     // Every use between the declaration and the call must be a push (`args.unshift(x)`, `args[0] = x`,
     // `addFlags(args)` change the list in ways not read): else the list is not read at all.
-    const between = call.getSourceFile().text.slice(declaration.getEnd(), call.getStart());
-    const uses = [...between.matchAll(new RegExp(String.raw`(?<![\w$.])${name.text.replace(/\$/g, '\\$')}(?![\w$])`, 'g'))].length;
-    const pushCalls = [...between.matchAll(new RegExp(String.raw`(?<![\w$.])${name.text.replace(/\$/g, '\\$')}\s*\.\s*push\s*\(`, 'g'))].length;
-    if (uses !== pushCalls) return undefined;
+    const { uses, pushes } = this.nameUses(declaration, name.text);
+    // Sorted offsets, all after the declaration: those before the call, by a binary search.
+    const within = (offsets: number[]) => {
+      let low = 0;
+      let high = offsets.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if ((offsets[middle] as number) < call.getStart()) low = middle + 1;
+        else high = middle;
+      }
+      return low;
+    };
+    if (within(uses) !== within(pushes)) return undefined;
     const pushed = (this.pushes.get(name.text) ?? []).filter((word) => nearestScope(word) === scope && word.getStart() > declaration.getEnd() && word.getStart() < call.getStart());
     pushed.sort((a, b) => a.getStart() - b.getStart());
     // A push in another block than the declaration's (a branch, a loop) may not happen: one unknown word.
