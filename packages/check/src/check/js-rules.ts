@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -216,6 +216,18 @@ const TRANSPARENT = new Set<ts.SyntaxKind>([
 function unwrap(node: ts.Expression): ts.Expression {
   while (TRANSPARENT.has(node.kind)) node = (node as ts.ParenthesizedExpression).expression;
   return node;
+}
+
+/** A program's name alone (a detaching or documented one), with a path or `.exe`. */
+const PROGRAM_ALONE = new RegExp(String.raw`^(?:[^\s'"]*[\/\\])?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?$`, 'i');
+/** A member's value that is a program's name alone (PROGRAM_ALONE), or a lookup of one. */
+const MEMBER_PROGRAM = new RegExp(String.raw`^(?:([\w$.]{1,200})\(\s*)?(['"\x60])((?:[^\s'"\x60]*[\/\\])?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?)\2\s*\)?\s*$`, 'i');
+
+/** An argument that is one value, not options (see MAY_HOLD_OPTIONS): a name, member, item, call or number. Python's: isPlainValue. */
+function isPlainValue(element: ts.Expression): boolean {
+  const node = unwrap(element);
+  const plain = ts.isIdentifier(node) || ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node) || ts.isCallExpression(node) || ts.isNumericLiteral(node);
+  return plain && !MAY_HOLD_OPTIONS.test(node.getText());
 }
 
 function propertyName(name: ts.PropertyName | ts.BindingName | ts.MemberName | undefined): string | undefined {
@@ -635,6 +647,8 @@ class JsFileAnalysis {
   private readonly nameUseMemo = new Map<ts.VariableDeclaration, { uses: number[]; pushes: number[] }>();
   /** Literal values of names (literalBindings), by name. */
   private readonly heldLiterals = new Map<string, string[]>();
+  /** The program each `this.` member holds, if one (heldProgram). */
+  private memberPrograms: Map<string, string | undefined> | undefined;
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
@@ -1956,7 +1970,44 @@ class JsFileAnalysis {
     const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];
     // A program's own `--daemon` first among its arguments (`spawn('emacs', ['--daemon'])`): the
     // argument list alone does not show it follows a program.
-    return this.detachingWith(words, [program, ...list.elements]) ?? daemonOptionIn([words[0] ?? VALUE_MARK, ...words.slice(1)]);
+    const found = this.detachingWith(words, [program, ...list.elements]) ?? daemonOptionIn([words[0] ?? VALUE_MARK, ...words.slice(1)]);
+    if (found || !words.includes(undefined)) return found;
+    // `spawn('sshfs', [remote, mountpoint])`: positional values held in names, read as values (a
+    // name bound to literals is read as those, above); and the program held in a name or member
+    // bound to its literal name alone (`this.mountproc = 'sshfs'`). Python's: checkDetachingCommand.
+    const held = words[0] ?? this.heldProgram(program);
+    if (held === undefined) return undefined;
+    const values = words.slice(1).map((word, k) => {
+      const element = unwrap(list.elements[k] as ts.Expression);
+      return word ?? (isPlainValue(element) && !(ts.isIdentifier(element) && this.literalBindings(element.text).length > 0) ? VALUE_MARK : undefined);
+    });
+    return detachingCommandWithValues([held, ...values]);
+  }
+
+  /**
+   * The program a name or `this.` member holds where every binding of it in the file is one literal
+   * program name, or a lookup of one (`this.agent = which.sync('ssh-agent')`). Python's: heldProgram.
+   */
+  private heldProgram(expression: ts.Expression): string | undefined {
+    const node = unwrap(expression);
+    if (ts.isIdentifier(node)) {
+      const values = [...new Set(this.literalBindings(node.text))];
+      return values.length === 1 && PROGRAM_ALONE.test(values[0] as string) ? values[0] : undefined;
+    }
+    if (!ts.isPropertyAccessExpression(node) || node.expression.kind !== SK.ThisKeyword) return undefined;
+    const member = node.name.text;
+    this.memberPrograms ??= new Map();
+    if (!this.memberPrograms.has(member)) {
+      const text = node.getSourceFile().text;
+      const values = new Set<string | undefined>();
+      for (const match of text.matchAll(new RegExp(String.raw`(?<![\w$.])this\s*\.\s*${member.replace(/\$/g, '\\$')}\s*(?:[-+*\/|&?]{0,2})=(?![=>])[ \t]*([^\n;]*)`, 'g'))) {
+        const value = MEMBER_PROGRAM.exec(match[1] as string);
+        const callee = value?.[1]?.slice(value[1].lastIndexOf('.') + 1);
+        values.add(callee === undefined || PROGRAM_LOOKUP.test(callee) ? value?.[3] : undefined);
+      }
+      this.memberPrograms.set(member, values.size === 1 ? [...values][0] : undefined);
+    }
+    return this.memberPrograms.get(member);
   }
 
   /**
@@ -1993,7 +2044,7 @@ class JsFileAnalysis {
     const initializer = unwrap(declaration.initializer as ts.Expression);
     if (!ts.isArrayLiteralExpression(initializer)) return undefined;
     const words: Array<string | undefined> = [first];
-    for (const element of initializer.elements) words.push(ts.isSpreadElement(element) ? undefined : commandText(element, 0));
+    for (const element of initializer.elements) words.push(ts.isSpreadElement(element) ? undefined : (commandText(element, 0) ?? (isPlainValue(element) ? VALUE_MARK : undefined)));
     // Every use between the declaration and the call must be a push (`args.unshift(x)`, `args[0] = x`,
     // `addFlags(args)` change the list in ways not read): else the list is not read at all.
     const { uses, pushes } = this.nameUses(declaration, name.text);

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -443,7 +443,9 @@ function runnersThatMatter(text: string, statements: readonly Statement[], runne
 /** The names whose held text or words checkHeldCommand could report (with a shell, the most it reads). */
 function namesHoldingShellText(text: string): Set<string> {
   const names = new Set<string>();
-  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => heldConstruct(held, true) !== undefined)) names.add(name);
+  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => (heldConstruct(held, true) ?? heldConstruct(held, false)) !== undefined)) names.add(name);
+  // A program held in a name or member (`self.mountproc = "sshfs"`), run with a list later.
+  for (const name of programHolders(text).keys()) names.add(name.replace(/^self\./, ''));
   return names;
 }
 
@@ -457,7 +459,9 @@ function namesAny(text: string, names: ReadonlySet<string>): boolean {
 /** What a held text or list backgrounds, as checkHeldCommand reads it: words after cmd's `/c`, joined with a shell; or the text. */
 function heldConstruct(held: HeldCommand, shell: boolean): string | undefined {
   const words = held.words;
-  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined);
+  // `cmd = ["sshfs", remote, mnt]`, run later: a documented program that leaves (a detaching
+  // program's list is read where it is written, enterArgumentVector).
+  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : mayBeDetachingArgv(words[0], words[2]) ? undefined : detachingCommandIn(held.argv ?? words));
   // `args.append("--daemonize")`: a word after the program of the list the name holds.
   if (held.appended && isDaemonOptionWord(held.text)) return daemonOptionIn(['', held.text]);
   return backgroundingIn(held.text);
@@ -592,8 +596,9 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     const words = value.startsWith('[') ? listWords(value.slice(1, value.indexOf(']'))) : undefined;
     addStrings(list, value, valueAt, words !== undefined && startProcessWaitedInConsole(words));
     if (words) {
-      if (value.indexOf(']') < value.length - 1) words.push(undefined);
-      list.push({ offset: valueAt, text: '', words });
+      const argv = listWords(value.slice(1, value.indexOf(']')), true);
+      if (value.indexOf(']') < value.length - 1) words.push(undefined), argv.push(undefined);
+      list.push({ offset: valueAt, text: '', words, argv });
     }
   }
   // `cmd += " &"`: text added after what the name held, read after a value.
@@ -623,16 +628,19 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
   return held;
 }
 
-interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
+interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** The words with plain values marked (listWords). */ argv?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
 /** One element of a one-line list: a string (with its prefix) or anything else, up to the next comma. */
 const LIST_ELEMENT = /[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')[ \t]*(?=,|$)|[^,]*)(?:,|$)/gy;
+/** A list element's text that is one value (isPlainValue's kinds): a dotted name, an item of one, or a call with plain arguments. */
+const PLAIN_VALUE_TEXT = /^[ \t]*(?:[A-Za-z_][\w.]*(?:\[[^\[\],]*\]|\([^(),]*\))?|\d+)[ \t]*,?$/;
 /** The elements of a one-line list's text: a plain string's text, or undefined (an f-string, a name, a call). */
-function listWords(inner: string): Array<string | undefined> {
+function listWords(inner: string, markValues = false): Array<string | undefined> {
   const words: Array<string | undefined> = [];
   LIST_ELEMENT.lastIndex = 0;
   for (let match = LIST_ELEMENT.exec(inner); match && LIST_ELEMENT.lastIndex <= inner.length; match = LIST_ELEMENT.exec(inner)) {
     const body = match[2] ?? match[3];
-    words.push(body !== undefined && !/f/i.test(match[1] ?? '') ? body : undefined);
+    const plain = markValues && body === undefined && PLAIN_VALUE_TEXT.test(match[0]) && !MAY_HOLD_OPTIONS.test(match[0]);
+    words.push(body !== undefined && !/f/i.test(match[1] ?? '') ? body : plain ? VALUE_MARK : undefined);
     if (LIST_ELEMENT.lastIndex >= inner.length) break;
   }
   return words;
@@ -726,6 +734,10 @@ function literalBindings(name: SyntaxNode, memo: Map<string, string[]>): string[
   memo.set(key, found);
   return found;
 }
+
+/** An element that is one value, not options (see MAY_HOLD_OPTIONS): a name, member, item, call or number. */
+const PLAIN_VALUE_TYPES = new Set(['identifier', 'attribute', 'subscript', 'call', 'integer']);
+const isPlainValue = (element: SyntaxNode): boolean => PLAIN_VALUE_TYPES.has(element.type) && !MAY_HOLD_OPTIONS.test(element.text);
 
 /** The list elements' words: a string's text, anything else unknown. */
 const listElementWords = (list: SyntaxNode): Array<string | undefined> =>
@@ -855,6 +867,30 @@ function scopeBindings(body: SyntaxNode, name: string): string[] {
     }
   }
   return [...values, ...values.flatMap((value) => suffixes.map((suffix) => value + suffix))].slice(0, MAX_HELD_CHOICES);
+}
+
+/** Every assignment of a name or `self.` member: its value, to the line's end. */
+const ASSIGNMENT = /^([ \t]*)((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*\/|&]?=)(?!=)[ \t]*([^\n]*)$/gm;
+/** A value that is a program's name alone, or a lookup of one: `"sshfs"`, `shutil.which('ssh-agent')`. */
+const PROGRAM_VALUE = new RegExp(String.raw`^(?:${PROGRAM_LOOKUP_CALLEE}[ \t]*\([ \t]*)?[rRbBuU]?(["'])((?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?)\1[ \t]*\)?[ \t]*(?:#.*)?$`, 'i');
+/**
+ * The module's names and the `self.` members of a file whose every assignment binds one program's
+ * name alone (PROGRAM_VALUE): read from the text, since the module's and a class's plain statements
+ * are not parsed. A name assigned anything else, or two programs, holds none.
+ */
+function programHolders(text: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const spoilt = new Set<string>();
+  for (const [, indent, name, value] of text.matchAll(ASSIGNMENT)) {
+    // A plain name only at the module's level (a function's own bindings are read in its scope).
+    if (indent !== '' && !(name as string).startsWith('self.')) continue;
+    const program = PROGRAM_VALUE.exec(value as string)?.[2];
+    const known = found.get(name as string);
+    if (program === undefined || (known !== undefined && known !== program)) spoilt.add(name as string);
+    else found.set(name as string, program);
+  }
+  for (const name of spoilt) found.delete(name);
+  return found;
 }
 
 /**
@@ -1087,6 +1123,8 @@ class PythonFileAnalysis {
   private readonly falseDefaults = new Map<string, boolean>();
   /** Literal values of names held in a scope, by scope and name (heldWordChoices). */
   private readonly heldWords = new Map<string, string[]>();
+  /** Names and members bound to one program's name alone, file-wide (programHolders). */
+  private programHolders: Map<string, string> | undefined;
   /** Whether a function sets a name true (checkOptionHandedOn), by function and name. */
   private readonly boundTrue = new Map<string, boolean>();
   /** Whether a function changes its session or group (parentExitsAfter), by function. */
@@ -1769,7 +1807,7 @@ class PythonFileAnalysis {
       // `["Start-Process", exe, "-Wait", "-NoNewWindow"]`: a plain child waited for in the caller's console.
       const waited = startProcessWaitedInConsole(elements.map((element) => commandValue(element)));
       for (const element of elements) if (!(waited && /^start-process\b/i.test(commandValue(element) ?? ''))) this.checkShellText(element);
-      if (this.findings.length === before) this.checkDetachingCommand(node);
+      if (this.findings.length === before) this.checkDetachingCommand(node, true);
       if (this.findings.length === before) this.checkStartArgv(node);
       if (this.findings.length === before) {
         // `[sys.executable, "-m", "server", "--daemonize"]`: any program's own daemonizing option.
@@ -1892,7 +1930,7 @@ class PythonFileAnalysis {
    * arguments (up to the first one not known). A word formatted from a literal (`"--port=%s" %
    * port`, an f-string) is known by its literal parts, as in shell text.
    */
-  private checkDetachingCommand(list: SyntaxNode): void {
+  private checkDetachingCommand(list: SyntaxNode, run = false): void {
     const elements = list.namedChildren.filter((element): element is SyntaxNode => element !== null && element.type !== 'comment');
     const argv = elements.map((element) => commandValue(element));
     let name = detachingCommandIn(argv);
@@ -1902,7 +1940,36 @@ class PythonFileAnalysis {
       name = detachingCommandIn(argvWith);
       if (name) break;
     }
+    // `["sshfs", remote, mountpoint]`: positional values held in names, read as values; and the
+    // program held in a name or member bound to its literal name alone (`self.mountproc = "sshfs"`).
+    // Only in a list handed to a runner: one held for later may be a prefix handed to the
+    // repository's own helper. A name its scope binds to literals is read as those (above).
+    if (!name && run && argv.includes(undefined)) {
+      const marked = elements.map((element, k) => argv[k] ?? (k > 0 && isPlainValue(element) && !(element.type === 'identifier' && literalBindings(element, this.heldWords).length > 0) ? VALUE_MARK : undefined));
+      const program = argv[0] ?? (elements[0] ? this.heldProgram(elements[0]) : undefined);
+      if (program !== undefined) name = detachingCommandWithValues([program, ...marked.slice(1)]);
+    }
     if (name) this.report(list, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
+  }
+
+  /**
+   * The program a name or member holds where every binding of it is one literal program name (its
+   * function's, else the file's: `SSHFS = "sshfs"`, `self.mountproc = "sshfs"`), or a lookup of one
+   * (`self.agent = which("ssh-agent")`). Undefined where any binding is something else.
+   */
+  private heldProgram(element: SyntaxNode): string | undefined {
+    if (element.type === 'identifier') {
+      const inScope = [...new Set(literalBindings(element, this.heldWords))];
+      if (inScope.length === 1) return inScope[0];
+      if (inScope.length > 1) return undefined;
+      // A parameter of its function is not the module's name (`def mount(prog): ...`).
+      let scope = element.parent;
+      while (scope && scope.type !== 'function_definition') scope = scope.parent;
+      const parameters = scope?.childForFieldName('parameters');
+      if (parameters && namesIn(parameters).has(element.text)) return undefined;
+    } else if (element.type !== 'attribute' || !/^(?:self|cls)\.[A-Za-z_]\w*$/.test(element.text)) return undefined;
+    this.programHolders ??= programHolders(this.text);
+    return this.programHolders.get(element.text.replace(/^cls\./, 'self.'));
   }
 
   /**

@@ -10,6 +10,14 @@ import type { Language } from './types.js';
  * not a background job). From Unicode's private use area, so no source text means it.
  */
 export const VALUE_MARK = '\uE000';
+/**
+ * Whether an expression in an argument list that is not a literal may hold options (`opts`,
+ * `extra_args`, `self.mount_flags`, `cmd`) rather than one positional value (`remote`,
+ * `self.mountpoint`, `str(port)`): in a program's list (`["sshfs", remote, mnt]`) the others read
+ * as values (VALUE_MARK), so a program that leaves unless told to stay is read with them, while a
+ * name that may hold its foreground flag keeps the list unknown from there on.
+ */
+export const MAY_HOLD_OPTIONS = /opt|arg|flag|param|extra|switch|mode|fg|foreground|daemon|detach|cmd|command|rest|more|kw|\*/i;
 /** What may come right before a program's name: the start, a blank, an operator, a quote, a value. */
 const BEFORE = String.raw`(?:^|[\s;&|(\`'"\uE000])`;
 /** A program named by its path in a directory of programs: `/usr/bin/setsid`, `/sbin/start-stop-daemon`. */
@@ -385,6 +393,16 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
 }
 
 /**
+ * detachingCommandIn for a runner's argument vector whose values held in names are marked
+ * (VALUE_MARK): a word still unknown may hold options (`opts`), so a program that leaves for want
+ * of a flag is not read past it.
+ */
+export function detachingCommandWithValues(argv: ReadonlyArray<string | undefined>): string | undefined {
+  const name = detachingCommandIn(argv);
+  return name !== undefined && READ_FOR_A_MISSING_FLAG.has(name) && argv.includes(undefined) ? undefined : name;
+}
+
+/**
  * The detaching command an argument list built over several statements is (`args = ["ssh"] +
  * base_args()`, then `args += ["-MN", "-o", "ControlPersist=300", host]`), its program a literal and
  * some later words unknown (undefined, read as values): only for a flag or verb that is written,
@@ -584,7 +602,7 @@ export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
  * later in a command's text (`"eval $(ssh-agent -s)"`) is read by PROGRAM_WORDS once a file passes
  * for another word.
  */
-const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|forever|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
+export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|forever|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
 // A name right after its quote, a backslash (a Windows path), a `$(` (`eval "$(ssh-agent -s)"`),
 // npx or a `bin/` (not any path: a path of any length tried at every
 // quote cost a half more), and the words no program name leads.
