@@ -1968,6 +1968,8 @@ class JsFileAnalysis {
     if (program && list && ts.isIdentifier(list)) return this.heldArgumentsCommand(call, program, list);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
     const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];
+    // Wine's loader running its start (`spawn('wine', ['start', '/unix', exe])`; the list alone is read for cmd's).
+    if (words[0] !== undefined && /wine/i.test(words[0]) && startInArgv(words)) return 'wine start';
     // A program's own `--daemon` first among its arguments (`spawn('emacs', ['--daemon'])`): the
     // argument list alone does not show it follows a program.
     const found = this.detachingWith(words, [program, ...list.elements]) ?? daemonOptionIn([words[0] ?? VALUE_MARK, ...words.slice(1)]);

@@ -87,9 +87,15 @@ const START_WORD = /(?<![\w.\/\\:$-])start(?=[\s"']|$)/gi;
  * as after `-Command`. The switches that take a value are followed by one.
  */
 const POWERSHELL_HEAD = String.raw`(?:^|[\s;&|("'])(?:[Pp]ower[Ss]hell|pwsh)(?:\.exe)?(?:\s+-(?:(?:ExecutionPolicy|WindowStyle|Version|InputFormat|OutputFormat|ep|w)\s+[\w.]+|[A-Za-z]+))*`;
-const START_COMMAND_BEFORE = new RegExp(String.raw`(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD})$`);
-/** An inner shell's flag right before it: the script may be `start` alone (`cmd /c start`). */
-const INNER_FLAG_BEFORE = new RegExp(String.raw`(?:(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD})$`);
+/**
+ * Wine's loader running its own `start` (`wine start /unix game.exe`): Wine's start.exe launches the
+ * program and returns at once unless told `/wait`, as cmd's does, so the game runs on past the wine
+ * process its caller waits for (Wine's start.exe manual).
+ */
+const WINE_HEAD = String.raw`(?:^|[\s;&|("'\/\uE000])wine(?:64)?(?:\.exe)?`;
+const START_COMMAND_BEFORE = new RegExp(String.raw`(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD}|${WINE_HEAD})$`);
+/** An inner shell's flag right before it: the script may be `start` alone (`cmd /c start`); or Wine's loader. */
+const INNER_FLAG_BEFORE = new RegExp(String.raw`(?:(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD}|${WINE_HEAD})$`);
 /**
  * What must come first after a `start` that begins the text or follows `&`/`|` (after an inner
  * shell's flag any word does): a title or quoted program, a switch, a value, or a file name, URL or
@@ -150,7 +156,8 @@ function startIn(command: string): string | undefined {
  */
 export function startInArgv(words: ReadonlyArray<string | undefined>): string | undefined {
   for (let k = 0; k + 1 < words.length; k++) {
-    if (!/^\/[ck]$/i.test(words[k] ?? '') || !/^start$/i.test(words[k + 1] ?? '')) continue;
+    // After cmd's flag, or as Wine's loader's program (`["wine", "start", "/unix", exe]`).
+    if (!/^\/[ck]$|^(?:.*[\/\\])?wine(?:64)?(?:\.exe)?$/i.test(words[k] ?? '') || !/^start$/i.test(words[k + 1] ?? '')) continue;
     const { b, wait } = startSwitches(words.slice(k + 2).map((word) => (word === '""' ? '' : word)));
     if (!(b && wait)) return b ? 'start /b' : 'start';
   }
@@ -631,6 +638,8 @@ const START_COMMAND = [
   String.raw`[&|][ \t]*@?${START}${START_ARGUMENT_SOURCE}`,
   String.raw`${INNER_FLAG}[ \t]+(?:\\?["'][ \t]*)?@?${START}(?![\w.\/\\:$-])`,
   String.raw`\/[CcKk]['"][ \t]*,\s*[rRuUbB]?['"]${START}['"]`,
+  // Wine's loader and its start, in text or as a list's words (WINE_HEAD).
+  String.raw`wine(?:64)?(?:\.exe)?['"\x60]?[ \t,]+\s*['"\x60]?${START}(?![\w.\/\\:$-])`,
   // PowerShell with only its switches before `Start` (POWERSHELL_HEAD).
   String.raw`(?:[Pp]ower[Ss]hell|pwsh)(?:\.exe)?(?:[ \t]+-\w+(?:[ \t]+[\w.]+)?){0,8}[ \t]+${START}[ \t]`,
 ].join('|');
