@@ -292,6 +292,10 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   [new RegExp(AT_COMMAND_START('vncserver') + WITHOUT('', ['-fg', '-kill', '-list', '-help', '--help', '-version', '--version'])), lacking('vncserver without -fg')],
   // FUSE file systems mount and then fork into the background unless told -f (or -d, debugging).
   [new RegExp(AT_COMMAND_START('(?:sshfs|s3fs|bindfs|encfs|borgfs)') + WITHOUT('fdhV', ['--foreground', '--help', '--version', String.raw`-o\s+[^\s;&|]*\bdebug\b[^\s;&|]*`])), lacking('a FUSE mount without -f')],
+  // fail2ban's server starts in the background unless told -f, whether run itself or by the
+  // client's `start` (with no jail after it: `start sshd` starts a jail in a running server).
+  [new RegExp(AT_COMMAND_START('fail2ban-server') + WITHOUT('fdtihV', ['--dp', '--dump-pretty', '--test', '--help', '--version', '--str2sec'])), lacking('fail2ban-server without -f')],
+  [command('fail2ban-client', WITHOUT('fdtihV', ['--dp', '--dump-pretty', '--test', '--help', '--version']) + String.raw`\s(?:[^;&|\n]{0,500}\s)?(?:re)?start(?=\s*(?:[;&|)'"\x60]|$))`), lacking('fail2ban-client start without -f')],
   [new RegExp(AT_COMMAND_START('gocryptfs') + WITHOUT('', ['-f', '-fg', '-d', '-debug', '-init', '-passwd', '-info', '-help', '-version', '--help', '--version'])), lacking('gocryptfs without -fg')],
   [command('borg', String.raw`${OPTIONS}\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), lacking('borg mount without --foreground')],
   // ssh-agent forks into the background unless given a command to run, -D or -d (or -k, which kills one).
@@ -325,6 +329,8 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   [new RegExp(AT_COMMAND_START(String.raw`["']?(?:[^\s"';&|(\x60]{0,200}[\\\/])?(?:[Ee]levate(?:\.(?:exe|cmd|bat))?|gsudo(?:\.exe)?)["']?`) + String.raw`(?!\s+(?:status|config|cache|-k|--help|-h|--version|-v)(?=[\s;&|]|$))`), 'an elevation helper'],
   [command(String.raw`nircmdc?(?:\.exe)?`, String.raw`\s+elevate(?:cmd)?(?=\s)`), 'nircmd elevate'],
 ];
+/** The names the documented programs' entries report (their examples are tested against both word scans). */
+export const DOCUMENTED_PROGRAM_ENTRIES: readonly string[] = DAEMONIZING_PROGRAMS.map(([, name]) => name);
 /** The documented programs' patterns, read only in a text that holds one of their words (PROGRAM_WORDS): most commands hold none. */
 function daemonizingProgramEntry(text: string): [RegExp, string] | undefined {
   if (!PROGRAM_WORDS.test(text)) return undefined;
@@ -596,7 +602,7 @@ export const PROGRAM_WORD_LIST = [
   String.raw`s(?:tart-server|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:${SUDO_PLAIN}*b|-background))`,
   String.raw`-(?:-bg-daemon|server-start|daemons?\.sh)`, 'n(?:ginx|ircmd)', 'd(?:nsmasq|tach)', 'transmission-daemon',
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
-  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server)`,
+  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server|ail2ban-(?:client|server))`,
   String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|\b[^\n]{0,200}?mount))`,
   'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
 ];
@@ -609,7 +615,7 @@ export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
  * later in a command's text (`"eval $(ssh-agent -s)"`) is read by PROGRAM_WORDS once a file passes
  * for another word.
  */
-export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|forever|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
+export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server))|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
 // A name right after its quote, a backslash (a Windows path), a `$(` (`eval "$(ssh-agent -s)"`),
 // npx or a `bin/` (not any path: a path of any length tried at every
 // quote cost a half more), and the words no program name leads.
