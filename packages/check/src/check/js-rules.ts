@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -1965,6 +1965,9 @@ class JsFileAnalysis {
   private detachingCommandOf(call: ts.CallExpression): string | undefined {
     const [program, args] = call.arguments;
     const list = args && unwrap(args);
+    // `spawn('supervisord')`, `spawn('nginx', [])`: a documented program alone.
+    const alone = program && (!list || (ts.isArrayLiteralExpression(list) && list.elements.length === 0)) ? this.literalText(program) : undefined;
+    if (alone !== undefined) return loneProgramIn(alone.trim());
     if (program && list && ts.isIdentifier(list)) return this.heldArgumentsCommand(call, program, list);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
     const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -1772,8 +1772,17 @@ class PythonFileAnalysis {
         const before = this.findings.length;
         this.checkShellText(argument, shell);
         if (shell && this.findings.length === before) this.checkJoinedList(argument);
+        if (argument === positional[0] && this.findings.length === before) this.checkLoneProgram(argument);
       }
     }
+  }
+
+  /** `os.system("sshd")`, `Popen(["nginx"])`: the runner's command a documented program alone. */
+  private checkLoneProgram(command: SyntaxNode): void {
+    const elements = command.type === 'list' || command.type === 'tuple' ? command.namedChildren.filter((child) => child !== null && child.type !== 'comment') : [command];
+    const word = elements.length === 1 && elements[0] ? commandValue(elements[0]) : undefined;
+    const name = word === undefined ? undefined : loneProgramIn(word.trim());
+    if (name) this.report(command, 'shell-background', `\`${name}\` starts the program away from its owner, which cannot end it`);
   }
 
   /**

@@ -340,6 +340,16 @@ function daemonizingProgramIn(text: string): string | undefined {
   return daemonizingProgramEntry(text)?.[1];
 }
 /**
+ * A runner's whole command that is a documented program alone (`os.system("sshd")`,
+ * `Popen(["nginx"])`, `spawn('supervisord')`): read as a command's start, where a lone word
+ * elsewhere (a list's element, a service's name) is none.
+ */
+export function loneProgramIn(command: string): string | undefined {
+  return LONE_DAEMONS.test(command) ? daemonizingProgramIn(`; ${command}`) : undefined;
+}
+/** The documented daemons that run with no words at all (a mount needs its two; sshfs alone prints its usage). */
+const LONE_DAEMONS = new RegExp(String.raw`^${BIN}(?:sshd|dnsmasq|supervisord|nginx|transmission-daemon|vncserver|ssh-agent|fail2ban-server)$`);
+/**
  * Python code, given to an interpreter's `-c` (or as shell text), that puts the process in a
  * session or group of its own: `python -c "import os; os.setsid(); ..."`. Called with a dot or a
  * blank before it, so that `getsid()` or `my_setsid()` is not one.
