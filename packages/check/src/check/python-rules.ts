@@ -1772,7 +1772,8 @@ class PythonFileAnalysis {
         const before = this.findings.length;
         this.checkShellText(argument, shell);
         if (shell && this.findings.length === before) this.checkJoinedList(argument);
-        if (argument === positional[0] && this.findings.length === before) this.checkLoneProgram(argument);
+        // The command alone as the only argument: os.exec*/os.spawn* take a path, then the words.
+        if (positional.length === 1 && !/^os\.(?:exec|spawn)/.test(qualified) && this.findings.length === before) this.checkLoneProgram(argument);
       }
     }
   }
