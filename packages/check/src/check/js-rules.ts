@@ -647,7 +647,7 @@ class JsFileAnalysis {
   private readonly nameUseMemo = new Map<ts.VariableDeclaration, { uses: number[]; pushes: number[] }>();
   /** Literal values of names (literalBindings), by name. */
   private readonly heldLiterals = new Map<string, string[]>();
-  /** The program each `this.` member holds, if one (heldProgram). */
+  /** The program each class's `this.` member holds, if one, by class and member (heldProgram). */
   private memberPrograms: Map<string, string | undefined> | undefined;
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
@@ -1990,8 +1990,9 @@ class JsFileAnalysis {
   }
 
   /**
-   * The program a name or `this.` member holds where every binding of it in the file is one literal
-   * program name, or a lookup of one (`this.agent = which.sync('ssh-agent')`). Python's: heldProgram.
+   * The program a name or `this.` member holds where every binding of it (the file's, its class's)
+   * is one literal program name, or a lookup of one (`this.agent = which.sync('ssh-agent')`).
+   * Python's: heldProgram.
    */
   private heldProgram(expression: ts.Expression): string | undefined {
     const node = unwrap(expression);
@@ -2000,19 +2001,24 @@ class JsFileAnalysis {
       return values.length === 1 && PROGRAM_ALONE.test(values[0] as string) ? values[0] : undefined;
     }
     if (!ts.isPropertyAccessExpression(node) || node.expression.kind !== SK.ThisKeyword) return undefined;
+    // Within its class: another class's member of the same name is another binding.
+    let owner: ts.Node | undefined = node.parent;
+    while (owner && !ts.isClassDeclaration(owner) && !ts.isClassExpression(owner)) owner = owner.parent;
+    if (!owner) return undefined;
     const member = node.name.text;
+    const key = `${owner.pos}\0${member}`;
     this.memberPrograms ??= new Map();
-    if (!this.memberPrograms.has(member)) {
-      const text = node.getSourceFile().text;
+    if (!this.memberPrograms.has(key)) {
+      const text = owner.getText();
       const values = new Set<string | undefined>();
       for (const match of text.matchAll(new RegExp(String.raw`(?<![\w$.])this\s*\.\s*${member.replace(/\$/g, '\\$')}\s*(?:[-+*\/|&?]{0,2})=(?![=>])[ \t]*([^\n;]*)`, 'g'))) {
         const value = MEMBER_PROGRAM.exec(match[1] as string);
         const callee = value?.[1]?.slice(value[1].lastIndexOf('.') + 1);
         values.add(callee === undefined || PROGRAM_LOOKUP.test(callee) ? value?.[3] : undefined);
       }
-      this.memberPrograms.set(member, values.size === 1 ? [...values][0] : undefined);
+      this.memberPrograms.set(key, values.size === 1 ? [...values][0] : undefined);
     }
-    return this.memberPrograms.get(member);
+    return this.memberPrograms.get(key);
   }
 
   /**
@@ -2040,7 +2046,7 @@ class JsFileAnalysis {
    * built lists are.
    */
   private heldArgumentsCommand(call: ts.CallExpression, program: ts.Expression, name: ts.Identifier): string | undefined {
-    const first = this.literalText(program);
+    const first = this.literalText(program) ?? this.heldProgram(program);
     if (first === undefined) return undefined;
     const scope = nearestScope(call);
     const declarations = (this.variables.get(name.text) ?? []).filter((d) => d.initializer && nearestScope(d) === scope && d.getStart() < call.getStart());
@@ -2049,7 +2055,8 @@ class JsFileAnalysis {
     const initializer = unwrap(declaration.initializer as ts.Expression);
     if (!ts.isArrayLiteralExpression(initializer)) return undefined;
     const words: Array<string | undefined> = [first];
-    for (const element of initializer.elements) words.push(ts.isSpreadElement(element) ? undefined : (commandText(element, 0) ?? (isPlainValue(element) ? VALUE_MARK : undefined)));
+    const wordOf = (element: ts.Expression) => (ts.isSpreadElement(element) ? undefined : (commandText(element, 0) ?? (isPlainValue(element) ? VALUE_MARK : undefined)));
+    for (const element of initializer.elements) words.push(wordOf(element));
     // Every use between the declaration and the call must be a push (`args.unshift(x)`, `args[0] = x`,
     // `addFlags(args)` change the list in ways not read): else the list is not read at all.
     const { uses, pushes } = this.nameUses(declaration, name.text);
@@ -2067,11 +2074,23 @@ class JsFileAnalysis {
     if (within(uses) !== within(pushes)) return undefined;
     const pushed = (this.pushes.get(name.text) ?? []).filter((word) => nearestScope(word) === scope && word.getStart() > declaration.getEnd() && word.getStart() < call.getStart());
     pushed.sort((a, b) => a.getStart() - b.getStart());
-    // A push in another block than the declaration's (a branch, a loop) may not happen: one unknown word.
+    // A push in another block than the declaration's (a branch, a loop) may not happen: one unknown
+    // word; for a missing flag, literal words pushed there are read as pushed (a foreground flag
+    // among them keeps the program in front either way), as Python's built lists.
     const block = declaration.parent?.parent?.parent;
-    for (const word of pushed) words.push(ts.isSpreadElement(word) || word.parent?.parent?.parent !== block ? undefined : commandText(word, 0));
+    const values = [...words];
+    let merged = false;
+    for (const word of pushed) {
+      const inBlock = word.parent?.parent?.parent === block;
+      merged ||= !inBlock;
+      words.push(ts.isSpreadElement(word) || !inBlock ? undefined : commandText(word, 0));
+      values.push(inBlock ? wordOf(word) : ts.isSpreadElement(word) ? undefined : commandText(word, 0));
+    }
     if (words.length < 2) return undefined;
-    return pushed.length > 0 || words.includes(undefined) ? detachingFlagIn(words) : detachingCommandIn(words);
+    const literalProgram = this.literalText(program) !== undefined;
+    // A flag that is written, with unknown words or pushes; a missing one, where every word is known.
+    const written = literalProgram && (pushed.length > 0 || words.includes(undefined)) ? detachingFlagIn(words) : undefined;
+    return written ?? (literalProgram && pushed.length === 0 && !words.includes(undefined) ? detachingCommandIn(words) : detachingCommandWithValues(values, merged));
   }
 
   /**

@@ -445,7 +445,7 @@ function namesHoldingShellText(text: string): Set<string> {
   const names = new Set<string>();
   for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => (heldConstruct(held, true) ?? heldConstruct(held, false)) !== undefined)) names.add(name);
   // A program held in a name or member (`self.mountproc = "sshfs"`), run with a list later.
-  for (const name of programHolders(text).keys()) names.add(name.replace(/^self\./, ''));
+  for (const name of [...programHolders(text).keys(), ...programHolders(text, true).keys()]) names.add(name.replace(/^self\./, ''));
   return names;
 }
 
@@ -460,8 +460,9 @@ function namesAny(text: string, names: ReadonlySet<string>): boolean {
 function heldConstruct(held: HeldCommand, shell: boolean): string | undefined {
   const words = held.words;
   // `cmd = ["sshfs", remote, mnt]`, run later: a documented program that leaves (a detaching
-  // program's list is read where it is written, enterArgumentVector).
-  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : mayBeDetachingArgv(words[0], words[2]) ? undefined : detachingCommandIn(held.argv ?? words));
+  // program's list is read where it is written, enterArgumentVector), where the file changes the
+  // list nowhere (`cmd += ["-f"]`: read as built, checkBuiltList).
+  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : held.argv && !mayBeDetachingArgv(words[0], words[2]) ? detachingCommandIn(held.argv) : undefined);
   // `args.append("--daemonize")`: a word after the program of the list the name holds.
   if (held.appended && isDaemonOptionWord(held.text)) return daemonOptionIn(['', held.text]);
   return backgroundingIn(held.text);
@@ -587,6 +588,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body, ...(appended ? { appended } : {}) });
     }
   };
+  let changed: Set<string> | undefined;
   for (const match of text.matchAll(HELD_COMMAND)) {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
@@ -598,7 +600,8 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     if (words) {
       const argv = listWords(value.slice(1, value.indexOf(']')), true);
       if (value.indexOf(']') < value.length - 1) words.push(undefined), argv.push(undefined);
-      list.push({ offset: valueAt, text: '', words, argv });
+      changed ??= changedLists(text);
+      list.push({ offset: valueAt, text: '', words, ...(changed.has(match[1] as string) ? {} : { argv }) });
     }
   }
   // `cmd += " &"`: text added after what the name held, read after a value.
@@ -626,6 +629,13 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     listOf(match[1] as string).push({ offset: valueAt, text: command });
   }
   return held;
+}
+
+/** A list changed after it is bound: added to, spliced, an item set, or handed to `list.insert`. */
+const LIST_CHANGE = /(?<![\w.])([A-Za-z_]\w*)[ \t]*(?:\+=|\.(?:append|extend|insert|pop|remove)\(|\[[^\]\n]*\][ \t]*=(?!=)|=[ \t]*\1[ \t]*\+)/g;
+/** The names of lists the file changes anywhere (LIST_CHANGE). */
+function changedLists(text: string): Set<string> {
+  return new Set([...text.matchAll(LIST_CHANGE)].map((match) => match[1] as string));
 }
 
 interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** The words with plain values marked (listWords). */ argv?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
@@ -743,33 +753,65 @@ const isPlainValue = (element: SyntaxNode): boolean => PLAIN_VALUE_TYPES.has(ele
 const listElementWords = (list: SyntaxNode): Array<string | undefined> =>
   list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => commandValue(child));
 
+/** An argument list built over statements: its words (unknown parts undefined), and the same read for a missing flag. */
+interface BuiltList {
+  first: SyntaxNode;
+  words: Array<string | undefined>;
+  /** The words with values held in names marked (VALUE_MARK), literal words added in a branch read as added, and a held program in place. */
+  values: Array<string | undefined>;
+  /** Whether `values` holds words added on a branch (read for a missing flag only). */
+  merged: boolean;
+  parts: number;
+}
+/** An element's word for a missing flag: its text, a value held in a name (VALUE_MARK), else unknown. */
+const elementValue = (element: SyntaxNode): string | undefined => commandValue(element) ?? (isPlainValue(element) ? VALUE_MARK : undefined);
+const listElementValues = (list: SyntaxNode): Array<string | undefined> =>
+  list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map(elementValue);
+/** The program a list's first element holds, where it is a name or member (heldProgram). */
+const programOfFirst = (list: SyntaxNode, programOf: (node: SyntaxNode) => string | undefined): string | undefined => {
+  const first = list.namedChildren.find((child) => child !== null && child.type !== 'comment');
+  return first && (first.type === 'identifier' || first.type === 'attribute') ? programOf(first) : undefined;
+};
+
 /**
  * The words of an argument list a function builds in a name before `before` (`args = ["ssh"] +
  * base()`, `args += [...]`, `args.extend([...])`, `args.append("-f")`), in source order; a part not
  * written as a list or string is one unknown word. Undefined where the name is not first bound to a
  * list whose first element is a string, or is rebound or changed otherwise after.
  */
-function builtListWords(body: SyntaxNode, name: string, before: number): { first: SyntaxNode; words: Array<string | undefined>; parts: number } | undefined {
-  let built: { first: SyntaxNode; block: SyntaxNode | null; words: Array<string | undefined>; parts: number } | undefined;
-  const addValue = (value: SyntaxNode, words: Array<string | undefined>): void => {
+function builtListWords(body: SyntaxNode, name: string, before: number, programOf: (node: SyntaxNode) => string | undefined = () => undefined): BuiltList | undefined {
+  let built: (BuiltList & { block: SyntaxNode | null }) | undefined;
+  /** A value's words; with `values`, also its words for a missing flag (BuiltList.values). */
+  const addValue = (value: SyntaxNode, words: Array<string | undefined>, values?: Array<string | undefined>): void => {
     if (built) built.parts++;
-    if (value.type === 'list') words.push(...listElementWords(value));
-    else if (value.type === 'binary_operator' && value.childForFieldName('operator')?.type === '+') {
+    if (value.type === 'list') {
+      words.push(...listElementWords(value));
+      values?.push(...listElementValues(value));
+    } else if (value.type === 'binary_operator' && value.childForFieldName('operator')?.type === '+') {
       if (built) built.parts--; // its operands count
       const left = value.childForFieldName('left');
       const right = value.childForFieldName('right');
-      if (left) addValue(left, words);
-      if (right) addValue(right, words);
-    } else words.push(undefined);
+      if (left) addValue(left, words, values);
+      if (right) addValue(right, words, values);
+    } else {
+      words.push(undefined);
+      values?.push(undefined);
+    }
   };
   // An addition in another block than the list's (a branch, a loop) may not happen, or happen on
-  // one branch of two: its words are one unknown part.
-  const addInBlock = (at: SyntaxNode, add: () => void): void => {
+  // one branch of two: its words are one unknown part. For a missing flag, literal words added
+  // there are read as if added (`if reverse: cmd += ["--reverse"]`): a foreground flag among them
+  // keeps the program in front either way; anything else stays unknown.
+  const addInBlock = (at: SyntaxNode, add: (words: Array<string | undefined>, values: Array<string | undefined>) => void): void => {
     if (!built) return;
     // Nodes are compared by place: the parser hands out a new object at each access.
-    if (blockOf(at)?.startIndex === built.block?.startIndex) add();
+    if (blockOf(at)?.startIndex === built.block?.startIndex) add(built.words, built.values);
     else {
+      const values: Array<string | undefined> = [];
+      add([], values);
       built.words.push(undefined);
+      built.values.push(...(values.every((value) => value !== undefined && value !== VALUE_MARK) ? values : [undefined]));
+      built.merged = true;
       built.parts++;
     }
   };
@@ -786,13 +828,15 @@ function builtListWords(body: SyntaxNode, name: string, before: number): { first
         if (node.type === 'assignment') {
           let head: SyntaxNode | null = right;
           while (head?.type === 'binary_operator') head = head.childForFieldName('left');
-          if (head?.type === 'list' && listElementWords(head)[0] !== undefined) {
-            built = { first: node, block: blockOf(node), words: [], parts: 0 };
-            addValue(right, built.words);
+          // Its program a literal, or held in a name or member (`[self.mountproc, ...]`: values only).
+          const program = head?.type === 'list' ? (listElementWords(head)[0] ?? programOfFirst(head, programOf)) : undefined;
+          if (head?.type === 'list' && program !== undefined) {
+            built = { first: node, block: blockOf(node), words: [], values: [], merged: false, parts: 0 };
+            addValue(right, built.words, built.values);
+            built.values[0] = program;
           } else built = undefined;
         } else if (built && node.childForFieldName('operator')?.type === '+=') {
-          const words = built.words;
-          addInBlock(node, () => addValue(right, words));
+          addInBlock(node, (words, values) => addValue(right, words, values));
         } else built = undefined;
         continue;
       }
@@ -806,12 +850,12 @@ function builtListWords(body: SyntaxNode, name: string, before: number): { first
       if (object?.type === 'identifier' && object.text === name) {
         const method = callee?.childForFieldName('attribute')?.text;
         const argument = node.childForFieldName('arguments')?.namedChildren.find((child) => child?.type !== 'comment');
-        const words = built.words;
-        if (method === 'append' && argument) addInBlock(node, () => {
+        if (method === 'append' && argument) addInBlock(node, (words, values) => {
           words.push(commandValue(argument));
+          values.push(elementValue(argument));
           if (built) built.parts++;
         });
-        else if (method === 'extend' && argument) addInBlock(node, () => addValue(argument, words));
+        else if (method === 'extend' && argument) addInBlock(node, (words, values) => addValue(argument, words, values));
         else built = undefined; // insert, remove, pop, sort, clear…: the order or the words change
       }
     }
@@ -874,16 +918,17 @@ const ASSIGNMENT = /^([ \t]*)((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*
 /** A value that is a program's name alone, or a lookup of one: `"sshfs"`, `shutil.which('ssh-agent')`. */
 const PROGRAM_VALUE = new RegExp(String.raw`^(?:${PROGRAM_LOOKUP_CALLEE}[ \t]*\([ \t]*)?[rRbBuU]?(["'])((?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?)\1[ \t]*\)?[ \t]*(?:#.*)?$`, 'i');
 /**
- * The module's names and the `self.` members of a file whose every assignment binds one program's
- * name alone (PROGRAM_VALUE): read from the text, since the module's and a class's plain statements
- * are not parsed. A name assigned anything else, or two programs, holds none.
+ * The module's names (or, with `members`, the `self.` members of a class's text) whose every
+ * assignment binds one program's name alone (PROGRAM_VALUE): read from the text, since the
+ * module's plain statements are not parsed. A name assigned anything else, or two programs, holds none.
  */
-function programHolders(text: string): Map<string, string> {
+function programHolders(text: string, members = false): Map<string, string> {
   const found = new Map<string, string>();
   const spoilt = new Set<string>();
   for (const [, indent, name, value] of text.matchAll(ASSIGNMENT)) {
-    // A plain name only at the module's level (a function's own bindings are read in its scope).
-    if (indent !== '' && !(name as string).startsWith('self.')) continue;
+    // A plain name only at the module's level (a function's own bindings are read in its scope);
+    // members only in their class's text.
+    if (members ? !(name as string).startsWith('self.') : indent !== '' || (name as string).startsWith('self.')) continue;
     const program = PROGRAM_VALUE.exec(value as string)?.[2];
     const known = found.get(name as string);
     if (program === undefined || (known !== undefined && known !== program)) spoilt.add(name as string);
@@ -1123,8 +1168,10 @@ class PythonFileAnalysis {
   private readonly falseDefaults = new Map<string, boolean>();
   /** Literal values of names held in a scope, by scope and name (heldWordChoices). */
   private readonly heldWords = new Map<string, string[]>();
-  /** Names and members bound to one program's name alone, file-wide (programHolders). */
+  /** The module's names bound to one program's name alone (programHolders). */
   private programHolders: Map<string, string> | undefined;
+  /** The program each class's `self.` member holds, if one, by class and member. */
+  private readonly memberPrograms = new Map<string, string | undefined>();
   /** Whether a function sets a name true (checkOptionHandedOn), by function and name. */
   private readonly boundTrue = new Map<string, boolean>();
   /** Whether a function changes its session or group (parentExitsAfter), by function. */
@@ -1845,10 +1892,13 @@ class PythonFileAnalysis {
     const key = `${body.startIndex}\0${name.text}`;
     if (this.builtListsRead.has(key)) return;
     this.builtListsRead.add(key);
-    const built = builtListWords(body, name.text, name.startIndex);
+    const built = builtListWords(body, name.text, name.startIndex, (node) => this.heldProgram(node));
     // One list written whole is read where it is (checkDetachingCommand, held lists): only a list
-    // built from parts here.
-    const found = built && built.parts > 1 && built.words.includes(undefined) ? detachingFlagIn(built.words) : undefined;
+    // built from parts here. A flag that is written, with unknown parts; a missing one, where every
+    // part is known (values held in names as values, `encfs = [self.mountproc, "--extpass=x"]`,
+    // then `encfs += [path, mountpoint]`).
+    const written = built && built.parts > 1 && built.words[0] !== undefined && built.words.includes(undefined) ? detachingFlagIn(built.words) : undefined;
+    const found = written ?? (built && built.parts > 1 ? detachingCommandWithValues(built.values, built.merged) : undefined);
     if (!built || !found) return;
     // A list that starts with a detaching program is read where it is written (checkDetachingCommand): once a line.
     const line = built.first.startPosition.row + 1;
@@ -1977,9 +2027,17 @@ class PythonFileAnalysis {
       while (scope && scope.type !== 'function_definition') scope = scope.parent;
       const parameters = scope?.childForFieldName('parameters');
       if (parameters && namesIn(parameters).has(element.text)) return undefined;
-    } else if (element.type !== 'attribute' || !/^(?:self|cls)\.[A-Za-z_]\w*$/.test(element.text)) return undefined;
-    this.programHolders ??= programHolders(this.text);
-    return this.programHolders.get(element.text.replace(/^cls\./, 'self.'));
+      this.programHolders ??= programHolders(this.text);
+      return this.programHolders.get(element.text);
+    }
+    if (element.type !== 'attribute' || !/^(?:self|cls)\.[A-Za-z_]\w*$/.test(element.text)) return undefined;
+    // Within its class: another class's member of the same name is another binding.
+    let owner = element.parent;
+    while (owner && owner.type !== 'class_definition') owner = owner.parent;
+    if (!owner) return undefined;
+    const key = `${owner.startIndex}\0${element.text}`;
+    if (!this.memberPrograms.has(key)) this.memberPrograms.set(key, programHolders(owner.text, true).get(element.text.replace(/^cls\./, 'self.')));
+    return this.memberPrograms.get(key);
   }
 
   /**

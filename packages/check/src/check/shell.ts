@@ -420,9 +420,13 @@ export function detachingCommandIn(argv: ReadonlyArray<string | undefined>): str
  * (VALUE_MARK): a word still unknown may hold options (`opts`), so a program that leaves for want
  * of a flag is not read past it.
  */
-export function detachingCommandWithValues(argv: ReadonlyArray<string | undefined>): string | undefined {
+export function detachingCommandWithValues(argv: ReadonlyArray<string | undefined>, missingOnly = false): string | undefined {
   const name = detachingCommandIn(argv);
-  return name !== undefined && READ_FOR_A_MISSING_FLAG.has(name) && argv.includes(undefined) ? undefined : name;
+  if (name === undefined) return undefined;
+  const missing = READ_FOR_A_MISSING_FLAG.has(name);
+  // `missingOnly`: words merged from branches, which need not all be there at once, can only show
+  // a flag is absent from every branch, never that one is written.
+  return (missing && argv.includes(undefined)) || (missingOnly && !missing) ? undefined : name;
 }
 
 /**
