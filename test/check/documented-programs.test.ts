@@ -23,6 +23,7 @@ const EXAMPLES: Record<string, string> = {
   'a FUSE mount without -f': 'sshfs host:/srv /mnt',
   'fail2ban-server without -f': 'fail2ban-server -x',
   'fail2ban-client start without -f': 'fail2ban-client -c /etc/fail2ban start',
+  'lxc-start without -F': 'lxc-start -n web -f web.conf',
   'gocryptfs without -fg': 'gocryptfs cipher plain',
   'borg mount without --foreground': 'borg mount /repo::a /mnt',
   'ssh-agent': 'ssh-agent -s',

@@ -296,6 +296,8 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   // client's `start` (with no jail after it: `start sshd` starts a jail in a running server).
   [new RegExp(AT_COMMAND_START('fail2ban-server') + WITHOUT('fdtihV', ['--dp', '--dump-pretty', '--test', '--help', '--version', '--str2sec'])), lacking('fail2ban-server without -f')],
   [command('fail2ban-client', WITHOUT('fdtihV', ['--dp', '--dump-pretty', '--test', '--help', '--version']) + String.raw`\s(?:[^;&|\n]{0,500}\s)?(?:re)?start(?=\s*(?:[;&|)'"\x60]|$))`), lacking('fail2ban-client start without -f')],
+  // LXC runs a container as a daemon unless told -F (lxc-start(1): daemon mode is the default).
+  [command('lxc-start', String.raw`(?=\s+\S)` + WITHOUT('Fh', ['--foreground', '--help', '--usage', '--version'])), lacking('lxc-start without -F')],
   [new RegExp(AT_COMMAND_START('gocryptfs') + WITHOUT('', ['-f', '-fg', '-d', '-debug', '-init', '-passwd', '-info', '-help', '-version', '--help', '--version'])), lacking('gocryptfs without -fg')],
   [command('borg', String.raw`${OPTIONS}\s+mount(?=\s)` + WITHOUT('f', ['--foreground', '--help'])), lacking('borg mount without --foreground')],
   // ssh-agent forks into the background unless given a command to run, -D or -d (or -k, which kills one).
@@ -357,13 +359,13 @@ const LONE_DAEMONS = new RegExp(String.raw`^${BIN}(?:sshd|dnsmasq|supervisord|ng
 const DETACHING_CODE = /(?:^|[\s;.(\uE000])(?:set(?:sid|pgrp)\(\s*\)|setpgid\(\s*0\s*,\s*0\s*\))/;
 /**
  * A program's own daemonizing option, whatever the program (synapse's and uwsgi's `--daemonize`,
- * Limnoria's, emacs' and gpg-agent's `--daemon`): it forks into the background and the caller's
+ * Limnoria's, emacs' and gpg-agent's `--daemon`, QEMU's single-dash `-daemonize`): it forks into the background and the caller's
  * child exits at once. An option word of its own, not turned off by its value (`--daemonize no`,
  * `--daemon=false`), nor rsync's daemon kept in the foreground (`--no-detach`).
  */
-const DAEMON_OPTION = /[^\s;&|(]\s+--(?:bg-)?daemon(?:ize)?(?=[\s;&|"'=]|$)(?![=\s]+(?:no|false|0|off)(?![\w-]))(?![^;&|\n]{0,500}?--no-detach\b)/;
+const DAEMON_OPTION = /[^\s;&|(]\s+-(?:-(?:bg-)?daemon(?:ize)?|daemonize)(?=[\s;&|"'=]|$)(?![=\s]+(?:no|false|0|off)(?![\w-]))(?![^;&|\n]{0,500}?--no-detach\b)/;
 /** The daemonizing option as a word of its own (a list's element; in text a program comes before it). */
-const DAEMON_WORD = /^--(?:bg-)?daemon(?:ize)?(?:=(?!(?:no|false|0|off)$).*)?$/;
+const DAEMON_WORD = /^-(?:-(?:bg-)?daemon(?:ize)?|daemonize)(?:=(?!(?:no|false|0|off)$).*)?$/;
 const DAEMON_OPTION_NAME = "a program's own --daemon option";
 
 /**
@@ -618,7 +620,7 @@ export const PROGRAM_WORD_LIST = [
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
   String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server|ail2ban-(?:client|server))`,
   String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|\b[^\n]{0,200}?mount))`,
-  'wpa_supplicant', 'h(?:ostapd|aproxy)', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
+  'wpa_supplicant', 'h(?:ostapd|aproxy)', 'lxc-start', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
 ];
 export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
 /**
@@ -629,7 +631,7 @@ export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
  * later in a command's text (`"eval $(ssh-agent -s)"`) is read by PROGRAM_WORDS once a file passes
  * for another word.
  */
-export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server))|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
+export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server))|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|lxc-start|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
 // A name right after its quote, a backslash (a Windows path), a `$(` (`eval "$(ssh-agent -s)"`),
 // npx or a `bin/` (not any path: a path of any length tried at every
 // quote cost a half more), and the words no program name leads.
