@@ -330,6 +330,9 @@ function programFound(expression: ts.Expression): string | undefined {
 /** At most this many argument vectors are tried with held words in place: a file's bindings of a name are few. */
 const MAX_HELD_CHOICES = 8;
 
+/** Node's path joins, on its module (`path`, `path.win32`, `upath`, `pathe`). */
+const PATH_JOINS = new Set(['join', 'resolve']);
+const PATH_MODULE = /^(?:path|upath|pathe|(?:path|upath)\.(?:posix|win32))$/;
 function commandText(expression: ts.Expression, depth: number): string | undefined {
   const node = unwrap(expression);
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
@@ -338,6 +341,13 @@ function commandText(expression: ts.Expression, depth: number): string | undefin
     const left = commandText(node.left, depth + 1);
     const right = commandText(node.right, depth + 1);
     return left === undefined && right === undefined ? undefined : (left ?? VALUE_MARK) + (right ?? VALUE_MARK);
+  }
+  // A path joined from parts, the last a literal (`path.join(dir, 'elevate.exe')`): the program it
+  // names, after a value's directory (Python's: os.path.join).
+  if (depth < 200 && ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && PATH_JOINS.has(node.expression.name.text) && PATH_MODULE.test(node.expression.expression.getText())) {
+    const parts = node.arguments.map((argument) => commandText(argument, depth + 1));
+    const last = parts[parts.length - 1];
+    if (last !== undefined && !last.includes(VALUE_MARK)) return parts.map((part) => part ?? VALUE_MARK).join('/');
   }
   // The same text with its blanks trimmed (`` `nohup ${bin} &`.trim() ``): the command a shell runs
   // is the text's (Python: its str methods encode and strip).
@@ -2152,7 +2162,9 @@ class JsFileAnalysis {
 
   private literalText(expression: ts.Expression): string | undefined {
     const node = unwrap(expression);
-    return ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined;
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+    // A program named by a joined path (`path.join(bin, 'elevate.exe')`): its literal name.
+    return ts.isCallExpression(node) ? commandText(node, 0) : undefined;
   }
 
   /** Ties a call's detaching options to it without a finding, so they are no warning either. */

@@ -214,7 +214,18 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
     }
     if (operator === '%') {
       const format = commandValue(left, depth + 1);
-      return format?.replace(PERCENT_FIELD, (field) => (field === '%%' ? '%' : VALUE_MARK));
+      // Each field takes its value in turn where that is text too (`'"%s" %s' % (os.path.join(d,
+      // "elevate.cmd"), x)`); a named field, or any other value, reads as a value.
+      let inner: SyntaxNode | null = right;
+      while (inner?.type === 'parenthesized_expression') inner = inner.namedChildren.find((child) => child?.type !== 'comment') ?? null;
+      const values = inner?.type === 'tuple' ? inner.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment') : inner ? [inner] : [];
+      let next = 0;
+      return format?.replace(PERCENT_FIELD, (field) => {
+        if (field === '%%') return '%';
+        const value = field.startsWith('%(') ? undefined : values[next];
+        next++;
+        return (value && commandValue(value, depth + 1)) ?? VALUE_MARK;
+      });
     }
     return undefined;
   }
@@ -223,6 +234,13 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
     const method = callee?.type === 'attribute' ? callee.childForFieldName('attribute')?.text : undefined;
     const object = method !== undefined ? callee?.childForFieldName('object') : undefined;
     if (!object) return undefined;
+    // A path joined from parts, the last a literal (`os.path.join(bindir, "elevate.exe")`): the
+    // program it names, after a value's directory (JS's: path.join).
+    if (method === 'join' && /^(?:os\.path|posixpath|ntpath|path)$/.test(object.text)) {
+      const parts = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((part) => commandValue(part, depth + 1));
+      const last = parts[parts.length - 1];
+      return last !== undefined && !last.includes(VALUE_MARK) ? parts.map((part) => part ?? VALUE_MARK).join('/') : undefined;
+    }
     if (method === 'format') return commandValue(object, depth + 1)?.replace(FORMAT_FIELD, (field) => (field === '{{' ? '{' : field === '}}' ? '}' : VALUE_MARK));
     // The same text in bytes or trimmed (`("xdg-open '%s' &" % path).encode('utf-8')`, syncthing-gtk's
     // os.system): the command a shell runs is the text's.

@@ -251,10 +251,11 @@ const DETACHING_COMMANDS: Array<[RegExp, string]> = [
 
 /**
  * Where a command starts: the text's start (with words after the program, so that a list's lone
- * element is no command), after an operator or `$(`/a backquote, or after sudo, exec or eval.
+ * element is no command), after an operator or `$(`/a backquote, or after sudo, exec or eval; the
+ * program's name may be quoted (`"/usr/sbin/sshd" -p 22`).
  * Not as an argument (`systemctl restart sshd`, `service nginx reload`).
  */
-const AT_COMMAND_START = (name: string) => String.raw`(?:^\s*(?=${BIN}${name}\s+\S)|[;&|(\x60]\s*|(?:^|\s)(?:sudo|exec|eval)\s+)${BIN}${name}(?=[\s;&|)'"\x60]|$)`;
+const AT_COMMAND_START = (name: string) => String.raw`(?:^\s*(?=["']?${BIN}${name}["']?\s+\S)|[;&|(\x60]\s*|(?:^|\s)(?:sudo|exec|eval)\s+)["']?${BIN}${name}(?=[\s;&|)'"\x60]|$)`;
 /** None of these options (a short-flag cluster holding one of the letters, or a long option) on the rest of the command. */
 /**
  * A short-flag cluster holding one of the letters (`-drx` for d), its letters scanned once: written
@@ -523,6 +524,7 @@ export function withShellQuoting(command: string, depth = 0): string {
   // parts, never by slicing the output so far (a string built by `+=` is flattened by each slice,
   // which made a line of 40,000 quoted words take 0.8 s and of 80,000, 6 s).
   const parts: string[] = [];
+  const firstWord = command.search(/\S/);
   let i = 0;
   while (i < command.length) {
     const next = nextQuoteOrEscape(command, i);
@@ -541,7 +543,11 @@ export function withShellQuoting(command: string, depth = 0): string {
     while (end < command.length && command[end] !== c) end += c === '"' && command[end] === '\\' ? 2 : 1;
     if (end >= command.length) return parts.join('') + command.slice(i); // unclosed: as it is
     const inner = command.slice(i + 1, end);
-    parts.push(INNER_SHELL_BEFORE.test(tailOf(parts)) ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
+    const tail = tailOf(parts);
+    // A quoted word where a command starts is its program (`"C:\Program Files\x\elevate.exe" setup`):
+    // kept, as one word. Elsewhere quoted text is an argument, blanked.
+    const program = (i === firstWord || /[;&|(]\s*$/.test(tail)) && !/[\n;&|]/.test(inner);
+    parts.push(INNER_SHELL_BEFORE.test(tail) ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : program ? `${c}${inner.replace(/\s/g, '_')}${c}` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
     i = end + 1;
   }
   return parts.join('');
