@@ -463,7 +463,7 @@ function namesHoldingShellText(text: string): Set<string> {
   const names = new Set<string>();
   for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => (heldConstruct(held, true) ?? heldConstruct(held, false)) !== undefined)) names.add(name);
   // A program held in a name or member (`self.mountproc = "sshfs"`), run with a list later.
-  for (const name of [...programHolders(text).keys(), ...programHolders(text, true).keys()]) names.add(name.replace(/^self\./, ''));
+  if (QUOTED_PROGRAM_NAME.test(text)) for (const name of [...programHolders(text).keys(), ...programHolders(text, true).keys()]) names.add(name.replace(/^self\./, ''));
   return names;
 }
 
@@ -649,11 +649,25 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
   return held;
 }
 
-/** A list changed after it is bound: added to, spliced, an item set, or handed to `list.insert`. */
-const LIST_CHANGE = /(?<![\w.])([A-Za-z_]\w*)[ \t]*(?:\+=|\.(?:append|extend|insert|pop|remove)\(|\[[^\]\n]*\][ \t]*=(?!=)|=[ \t]*\1[ \t]*\+)/g;
-/** The names of lists the file changes anywhere (LIST_CHANGE). */
+/**
+ * How a list is changed after it is bound: added to, spliced, or an item set (found by the
+ * operator, then the name read back: a scan that starts on every word cost bench_check's tree
+ * 15 ms); or rebound to itself and more (`cmd = cmd + [...]`, at a line's start).
+ */
+const LIST_CHANGE = /\+=|\.(?:append|extend|insert|pop|remove)\(|\][ \t]*=(?!=)/g;
+const REBOUND_WITH_MORE = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*\1[ \t]*\+/gm;
+const NAME_BEFORE = /([A-Za-z_]\w*)(?:[ \t]*\[[^\[\]\n]{0,200})?[ \t]*$/;
+/** The names of lists the file changes anywhere. */
 function changedLists(text: string): Set<string> {
-  return new Set([...text.matchAll(LIST_CHANGE)].map((match) => match[1] as string));
+  const names = new Set<string>();
+  for (const match of text.matchAll(LIST_CHANGE)) {
+    const at = match.index as number;
+    // The name right before the operator (`args +=`, `args.append(`, `args[1] =`), on its line.
+    const name = NAME_BEFORE.exec(text.slice(Math.max(text.lastIndexOf('\n', at - 1) + 1, at - 300), at))?.[1];
+    if (name) names.add(name);
+  }
+  for (const match of text.matchAll(REBOUND_WITH_MORE)) names.add(match[1] as string);
+  return names;
 }
 
 interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** The words with plain values marked (listWords). */ argv?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
@@ -931,6 +945,8 @@ function scopeBindings(body: SyntaxNode, name: string): string[] {
   return [...values, ...values.flatMap((value) => suffixes.map((suffix) => value + suffix))].slice(0, MAX_HELD_CHOICES);
 }
 
+/** A program's name alone in quotes, which every binding programHolders reads holds: most files hold none. */
+const QUOTED_PROGRAM_NAME = new RegExp(String.raw`["'](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?["']`, 'i');
 /** Every assignment of a name or `self.` member: its value, to the line's end. */
 const ASSIGNMENT = /^([ \t]*)((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*\/|&]?=)(?!=)[ \t]*([^\n]*)$/gm;
 /** A value that is a program's name alone, or a lookup of one: `"sshfs"`, `shutil.which('ssh-agent')`. */
