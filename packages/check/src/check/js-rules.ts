@@ -1976,8 +1976,9 @@ class JsFileAnalysis {
     const [program, args] = call.arguments;
     const list = args && unwrap(args);
     // `spawn('supervisord')`, `spawn('nginx', [])`: a documented program alone.
-    const alone = program && (!list || (ts.isArrayLiteralExpression(list) && list.elements.length === 0)) ? this.literalText(program) : undefined;
-    if (alone !== undefined) return loneProgramIn(alone.trim());
+    const alone = program && (!list || (ts.isArrayLiteralExpression(list) && list.elements.length === 0)) ? (this.literalText(program) ?? this.heldProgram(program)) : undefined;
+    const lone = alone === undefined ? undefined : loneProgramIn(alone.trim());
+    if (lone) return lone;
     if (program && list && ts.isIdentifier(list)) return this.heldArgumentsCommand(call, program, list);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
     const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];

@@ -1932,7 +1932,10 @@ class PythonFileAnalysis {
     // part is known (values held in names as values, `encfs = [self.mountproc, "--extpass=x"]`,
     // then `encfs += [path, mountpoint]`).
     const written = built && built.parts > 1 && built.words[0] !== undefined && built.words.includes(undefined) ? detachingFlagIn(built.words) : undefined;
-    const found = written ?? (built && built.parts > 1 ? detachingCommandWithValues(built.values, built.merged) : undefined);
+    // A list whose program is held (`sshAgent = [sshAgent]` after `sshAgent = which("ssh-agent")`) is
+    // read nowhere else: also when written in one piece, a lone program as the runner's whole command.
+    const readHere = built !== undefined && (built.parts > 1 || built.words[0] === undefined);
+    const found = written ?? (readHere && built ? (built.values.length === 1 ? loneProgramIn(built.values[0] ?? '') : detachingCommandWithValues(built.values, built.merged)) : undefined);
     if (!built || !found) return;
     // A list that starts with a detaching program is read where it is written (checkDetachingCommand): once a line.
     const line = built.first.startPosition.row + 1;
