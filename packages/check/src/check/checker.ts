@@ -65,7 +65,7 @@ const PYTHON_SHELL_GATE =
  * documented daemonizing programs (shell.ts: QUOTED_PROGRAMS). Joined to the first scan they cost
  * it nothing; the programs' own words joined to it slowed it by half.
  */
-const PYTHON_RUNNER_WORDS = String.raw`subprocess|\bos\.(?:system|popen|spawn|exec)`;
+const PYTHON_RUNNER_WORDS = String.raw`subprocess|\bos\.(?:system|popen|spawn|exec)|RunCmd|run_?c(?:md|ommand)`;
 const JS_RUNNER_WORDS = 'child_process|execa|spawn';
 const PYTHON_CORE = anyOf(PYTHON_PREFILTER.source, SHELL_WORDS.source, escaped(MARKER_TEXT));
 // The marker holds `detach`, so the JS words already cover it.

@@ -330,6 +330,8 @@ function programFound(expression: ts.Expression): string | undefined {
 /** At most this many argument vectors are tried with held words in place: a file's bindings of a name are few. */
 const MAX_HELD_CHOICES = 8;
 
+/** A project's own runner's name: spawnLog, execCommand, runCmd (not spawn or exec alone, which are SPAWN_FAMILY_NAMES'). */
+const PROJECT_RUNNER = /^(?:spawn|exec|run)(?:Log|Cmd|Command|Process|Sync|Async|Program)$|^_?run_?c(?:md|ommand)$/;
 /** Node's path joins, on its module (`path`, `path.win32`, `upath`, `pathe`). */
 const PATH_JOINS = new Set(['join', 'resolve']);
 const PATH_MODULE = /^(?:path|upath|pathe|(?:path|upath)\.(?:posix|win32))$/;
@@ -1794,6 +1796,7 @@ class JsFileAnalysis {
       // A callee imported from the project is looked up only for a call that could be a finding.
       if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) {
         this.checkSpawnNamedMethod(call, callee);
+        this.checkProjectRunner(call, callee);
         return;
       }
     }
@@ -1844,6 +1847,18 @@ class JsFileAnalysis {
       this.report(evidence, 'js-detached-literal', 'warning', `\`detached\` set on options handed to \`.${callee.name.text}(…)\` of an object the check cannot follow; check where it goes`, evidence);
       return;
     }
+  }
+
+  /**
+   * A project's own command runner, by its name (`this.spawnLog(program, args)`, `runCommand(…)`),
+   * handed a program that leaves by itself (an elevation helper, a daemon): the program's own act,
+   * whatever runs it. Python's: PROJECT_RUNNERS.
+   */
+  private checkProjectRunner(call: ts.CallExpression, callee: ts.Expression): void {
+    const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
+    if (name === undefined || !PROJECT_RUNNER.test(name)) return;
+    const found = this.detachingCommandOf(call);
+    if (found) this.report(call, 'shell-background', 'error', `\`${found}\` starts the program away from its owner, which cannot end it`, call);
   }
 
   /**

@@ -150,7 +150,7 @@ const DETACH_HELPERS = new Set(['windows_detach_popen_kwargs']);
 const SESSION_OPTIONS = new Set(['start_new_session', 'setsid']);
 const GROUP_OPTIONS = new Set(['process_group', 'setpgroup']);
 /** Calls whose string arguments are shell command text or program arguments. */
-const COMMAND_RUNNERS = /^(?:subprocess\.\w+|os\.(?:system|popen|spawn\w*|exec\w*|posix_spawnp?)|asyncio\.create_subprocess_(?:shell|exec))$/;
+const COMMAND_RUNNERS = /^(?:subprocess\.\w+|os\.(?:system|popen|spawn\w*|exec\w*|posix_spawnp?)|asyncio\.create_subprocess_(?:shell|exec)|(?:[\w.]*\.)?(?:RunCmd|_?run_?cmd|_?run_?command))$/;
 
 function stringValue(node: SyntaxNode): string | undefined {
   if (node.type === 'concatenated_string') {
@@ -1072,10 +1072,12 @@ function parentExitsAfter(call: SyntaxNode, changesSession: Map<number, boolean>
 /** cmd's flag before its script: `/c` or `/k`. */
 const CMD_FLAG = /^\/[ck]$/i;
 /** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
+/** A project's own command runner, by its name (ganeti's `utils.RunCmd`, a `run_command` helper): what it is handed is a command. */
+const PROJECT_RUNNERS = String.raw`(?:RunCmd|_?run_?cmd|_?run_?command)`;
 const RUNNER_OWNERS = String.raw`subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|`;
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace(RUNNER_OWNERS, ''), 'g');
 /** The command runners' calls: TRIGGERS' other half. */
-const RUNNER_CALLS = new RegExp(String.raw`\b(?:${RUNNER_OWNERS.slice(0, -1)})`, 'g');
+const RUNNER_CALLS = new RegExp(String.raw`\b(?:${RUNNER_OWNERS.slice(0, -1)}|${PROJECT_RUNNERS}(?=\s*\())`, 'g');
 
 /**
  * A concatenated string can only spell an option name if one of its parts is a string holding
@@ -1932,10 +1934,10 @@ class PythonFileAnalysis {
     // part is known (values held in names as values, `encfs = [self.mountproc, "--extpass=x"]`,
     // then `encfs += [path, mountpoint]`).
     const written = built && built.parts > 1 && built.words[0] !== undefined && built.words.includes(undefined) ? detachingFlagIn(built.words) : undefined;
-    // A list whose program is held (`sshAgent = [sshAgent]` after `sshAgent = which("ssh-agent")`) is
-    // read nowhere else: also when written in one piece, a lone program as the runner's whole command.
-    const readHere = built !== undefined && (built.parts > 1 || built.words[0] === undefined);
-    const found = written ?? (readHere && built ? (built.values.length === 1 ? loneProgramIn(built.values[0] ?? '') : detachingCommandWithValues(built.values, built.merged)) : undefined);
+    // For a missing flag also a list written in one piece (over several lines, which the held
+    // text does not read; its program held, `sshAgent = [sshAgent]` after `sshAgent =
+    // which("ssh-agent")`): a lone program as the runner's whole command.
+    const found = written ?? (built ? (built.values.length === 1 ? loneProgramIn(built.values[0] ?? '') : detachingCommandWithValues(built.values, built.merged)) : undefined);
     if (!built || !found) return;
     // A list that starts with a detaching program is read where it is written (checkDetachingCommand): once a line.
     const line = built.first.startPosition.row + 1;
