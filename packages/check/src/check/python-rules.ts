@@ -1026,6 +1026,27 @@ function blockExits(block: SyntaxNode | null): boolean {
 }
 
 /** The parent's side of a fork's result: the result itself, `> 0`, `!= 0`, or `0 <` / `0 !=`. */
+/** `pid == 0`, `0 == pid`, `not pid`: the child's branch, whose `else` is the parent's. */
+function isChildTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): boolean {
+  let node = test;
+  while (node.type === 'parenthesized_expression' && node.namedChildren[0]) node = node.namedChildren[0] as SyntaxNode;
+  if (node.type === 'not_operator') {
+    const operand = node.childForFieldName('argument');
+    return operand !== null && result(operand);
+  }
+  if (node.type !== 'comparison_operator' || node.namedChildren.length !== 2) return false;
+  const [left, right] = node.namedChildren as [SyntaxNode, SyntaxNode];
+  const operator = node.text.slice(left.endIndex - node.startIndex, right.startIndex - node.startIndex).trim();
+  return operator === '==' && ((result(left) && right.text === '0') || (result(right) && left.text === '0'));
+}
+/** The parent's branch of an `if` on a fork's result: its body where the test is the parent's, its `else` where the test is the child's. */
+function parentBranch(statement: SyntaxNode, result: (node: SyntaxNode) => boolean): SyntaxNode | null {
+  const condition = statement.childForFieldName('condition');
+  if (!condition) return null;
+  if (isParentTest(condition, result)) return statement.childForFieldName('consequence');
+  const alternative = statement.childForFieldName('alternative');
+  return isChildTest(condition, result) && alternative?.type === 'else_clause' ? alternative.childForFieldName('body') : null;
+}
 function isParentTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): boolean {
   let node = test;
   while (node.type === 'parenthesized_expression' && node.namedChildren[0]) node = node.namedChildren[0] as SyntaxNode;
@@ -1051,11 +1072,8 @@ function parentExitsAfter(call: SyntaxNode, changesSession: Map<number, boolean>
     if (changes) return false;
   }
   let up = call.parent;
-  while (up?.type === 'parenthesized_expression' || up?.type === 'comparison_operator') up = up.parent;
-  if (up?.type === 'if_statement') {
-    const condition = up.childForFieldName('condition');
-    return condition !== null && isParentTest(condition, (node) => node.startIndex === call.startIndex && node.endIndex === call.endIndex) && blockExits(up.childForFieldName('consequence'));
-  }
+  while (up?.type === 'parenthesized_expression' || up?.type === 'comparison_operator' || up?.type === 'not_operator') up = up.parent;
+  if (up?.type === 'if_statement') return blockExits(parentBranch(up, (node) => node.startIndex === call.startIndex && node.endIndex === call.endIndex));
   const assignment = call.parent?.type === 'assignment' ? call.parent : null;
   const name = assignment?.childForFieldName('left');
   if (!assignment || name?.type !== 'identifier') return false;
@@ -1063,8 +1081,8 @@ function parentExitsAfter(call: SyntaxNode, changesSession: Map<number, boolean>
   let statement = assignment.parent?.type === 'expression_statement' ? assignment.parent.nextNamedSibling : null;
   for (let k = 0; statement && k < 5; k++, statement = statement.nextNamedSibling) {
     if (statement.type !== 'if_statement') continue;
-    const condition = statement.childForFieldName('condition');
-    if (condition && isParentTest(condition, (node) => node.type === 'identifier' && node.text === name.text) && blockExits(statement.childForFieldName('consequence'))) return true;
+    // `if pid: os._exit(0)`, or `if pid == 0: <child> else: os._exit(0)` (ganeti's Daemonize).
+    if (blockExits(parentBranch(statement, (node) => node.type === 'identifier' && node.text === name.text))) return true;
   }
   return false;
 }
