@@ -129,6 +129,12 @@ test('leash check fails closed', async (t) => {
       'agent.py': `import os\nos.system("${'(ssh-agent -a '.repeat(16000)}x y")\n`,
       // One held argument list handed to 20,000 spawns: each read the text back to its declaration (24 s).
       'held-args.mjs': `import { spawn } from 'node:child_process';\nexport function f(host) {\n  const args = ['-N', host, '-o', 'ControlPersist=no', '-M'];\n${"  spawn('ssh', args);\n".repeat(20000)}}\n`,
+      // Programs held in members, thousands of them run: each class's text is read once, not once a member.
+      'members.mjs': `import { spawn } from 'node:child_process';\nclass C {\n  constructor() {\n${Array.from({ length: 5000 }, (_, i) => `    this.m${i} = 'tmux';\n`).join('')}  }\n  run(x) {\n${Array.from({ length: 5000 }, (_, i) => `    spawn(this.m${i}, [x]);\n`).join('')}  }\n}\n`,
+      'members.py': `import subprocess\n\nclass C:\n    def __init__(self):\n${Array.from({ length: 5000 }, (_, i) => `        self.m${i} = "tmux"\n`).join('')}\n    def run(self, x):\n${Array.from({ length: 5000 }, (_, i) => `        subprocess.call([self.m${i}, x])\n`).join('')}`,
+      // A held list changed on 40,000 lines, and a line of 40,000 quoted programs where commands start.
+      'changes.py': `import subprocess\nargs = ["tmux", "ls"]\n${'args += ["-v"]\n'.repeat(40000)}subprocess.call(args)\n`,
+      'programs.py': `import os\nos.system('${'; "a b" '.repeat(40000)}')\n`,
     });
     const started = Date.now();
     const run = await runCheck(['--format', 'json', '.'], dir, mark);
@@ -138,7 +144,7 @@ test('leash check fails closed', async (t) => {
     assert.deepEqual(report.failures, []);
     // cluster.py's `-DDD…1` is no flag cluster (a digit ends it), so sshd is read without -D.
     assert.deepEqual(report.findings.map((f) => `${f.path}:${f.line} ${f.rule}`).sort(), ['blanks.mjs:2 shell-background', 'cluster.py:2 shell-background', 'quoted.py:2 shell-background']);
-    assert.ok(tookMs < 10_000, `${tookMs} ms for twenty-six files (about 4 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the two after, 110, 3 and 28 s for the last three)`);
+    assert.ok(tookMs < 10_000, `${tookMs} ms for thirty files (about 4 s now; over 35 s for the first six before, 16 and 17 s for the next two, minutes for the two after, 110, 3 and 28 s for the last three)`);
   });
 
   await t.test('never opens a FIFO: named is exit 2, met in a walk or in git mode is a note', async () => {

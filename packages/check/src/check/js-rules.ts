@@ -223,6 +223,27 @@ const PROGRAM_ALONE = new RegExp(String.raw`^(?:[^\s'"]*[\/\\])?(?:${DETACHING_P
 /** A member's value that is a program's name alone (PROGRAM_ALONE), or a lookup of one. */
 const MEMBER_PROGRAM = new RegExp(String.raw`^(?:([\w$.]{1,200})\(\s*)?(['"\x60])((?:[^\s'"\x60]*[\/\\])?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?)\2\s*\)?\s*$`, 'i');
 
+/** Every assignment of a `this.` member in a class's text: its name and value, to the line's or statement's end. */
+const MEMBER_ASSIGNMENT = /(?<![\w$.])this\s*\.\s*([\w$]+)\s*(?:[-+*\/|&?]{0,2})=(?![=>])[ \t]*([^\n;]*)/g;
+/**
+ * The members of a class whose every assignment binds one program's name alone, or a lookup of
+ * one (MEMBER_PROGRAM); a member assigned anything else, or two programs, holds none.
+ */
+function memberPrograms(text: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const spoilt = new Set<string>();
+  for (const [, member, value] of text.matchAll(MEMBER_ASSIGNMENT)) {
+    const match = MEMBER_PROGRAM.exec(value as string);
+    const callee = match?.[1]?.slice(match[1].lastIndexOf('.') + 1);
+    const program = callee === undefined || PROGRAM_LOOKUP.test(callee) ? match?.[3] : undefined;
+    const known = found.get(member as string);
+    if (program === undefined || (known !== undefined && known !== program)) spoilt.add(member as string);
+    else found.set(member as string, program);
+  }
+  for (const member of spoilt) found.delete(member);
+  return found;
+}
+
 /** An argument that is one value, not options (see MAY_HOLD_OPTIONS): a name, member, item, call or number. Python's: isPlainValue. */
 function isPlainValue(element: ts.Expression): boolean {
   const node = unwrap(element);
@@ -659,8 +680,8 @@ class JsFileAnalysis {
   private readonly nameUseMemo = new Map<ts.VariableDeclaration, { uses: number[]; pushes: number[] }>();
   /** Literal values of names (literalBindings), by name. */
   private readonly heldLiterals = new Map<string, string[]>();
-  /** The program each class's `this.` member holds, if one, by class and member (heldProgram). */
-  private memberPrograms: Map<string, string | undefined> | undefined;
+  /** The programs each class's `this.` members hold, by class (heldProgram). */
+  private memberPrograms: Map<ts.Node, Map<string, string>> | undefined;
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
@@ -2031,20 +2052,11 @@ class JsFileAnalysis {
     let owner: ts.Node | undefined = node.parent;
     while (owner && !ts.isClassDeclaration(owner) && !ts.isClassExpression(owner)) owner = owner.parent;
     if (!owner) return undefined;
-    const member = node.name.text;
-    const key = `${owner.pos}\0${member}`;
+    // One read of a class's text for all its members: a class may run many.
     this.memberPrograms ??= new Map();
-    if (!this.memberPrograms.has(key)) {
-      const text = owner.getText();
-      const values = new Set<string | undefined>();
-      for (const match of text.matchAll(new RegExp(String.raw`(?<![\w$.])this\s*\.\s*${member.replace(/\$/g, '\\$')}\s*(?:[-+*\/|&?]{0,2})=(?![=>])[ \t]*([^\n;]*)`, 'g'))) {
-        const value = MEMBER_PROGRAM.exec(match[1] as string);
-        const callee = value?.[1]?.slice(value[1].lastIndexOf('.') + 1);
-        values.add(callee === undefined || PROGRAM_LOOKUP.test(callee) ? value?.[3] : undefined);
-      }
-      this.memberPrograms.set(key, values.size === 1 ? [...values][0] : undefined);
-    }
-    return this.memberPrograms.get(key);
+    let members = this.memberPrograms.get(owner);
+    if (!members) this.memberPrograms.set(owner, (members = memberPrograms(owner.getText())));
+    return members.get(node.name.text);
   }
 
   /**

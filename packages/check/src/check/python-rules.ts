@@ -1224,8 +1224,8 @@ class PythonFileAnalysis {
   private readonly heldWords = new Map<string, string[]>();
   /** The module's names bound to one program's name alone (programHolders). */
   private programHolders: Map<string, string> | undefined;
-  /** The program each class's `self.` member holds, if one, by class and member. */
-  private readonly memberPrograms = new Map<string, string | undefined>();
+  /** The program each class's `self.` members hold, by the class's place (programHolders). */
+  private readonly memberPrograms = new Map<number, Map<string, string>>();
   /** Whether a function sets a name true (checkOptionHandedOn), by function and name. */
   private readonly boundTrue = new Map<string, boolean>();
   /** Whether a function changes its session or group (parentExitsAfter), by function. */
@@ -2092,9 +2092,10 @@ class PythonFileAnalysis {
     let owner = element.parent;
     while (owner && owner.type !== 'class_definition') owner = owner.parent;
     if (!owner) return undefined;
-    const key = `${owner.startIndex}\0${element.text}`;
-    if (!this.memberPrograms.has(key)) this.memberPrograms.set(key, programHolders(owner.text, true).get(element.text.replace(/^cls\./, 'self.')));
-    return this.memberPrograms.get(key);
+    // One read of a class's text for all its members: a class may run many.
+    let members = this.memberPrograms.get(owner.startIndex);
+    if (!members) this.memberPrograms.set(owner.startIndex, (members = programHolders(owner.text, true)));
+    return members.get(element.text.replace(/^cls\./, 'self.'));
   }
 
   /**
