@@ -461,7 +461,7 @@ function runnersThatMatter(text: string, statements: readonly Statement[], runne
 /** The names whose held text or words checkHeldCommand could report (with a shell, the most it reads). */
 function namesHoldingShellText(text: string): Set<string> {
   const names = new Set<string>();
-  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => (heldConstruct(held, true) ?? heldConstruct(held, false)) !== undefined)) names.add(name);
+  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => heldConstruct(held, true) !== undefined)) names.add(name);
   // A program held in a name or member (`self.mountproc = "sshfs"`), run with a list later.
   if (QUOTED_PROGRAM_NAME.test(text)) for (const name of [...programHolders(text).keys(), ...programHolders(text, true).keys()]) names.add(name.replace(/^self\./, ''));
   return names;
@@ -477,10 +477,9 @@ function namesAny(text: string, names: ReadonlySet<string>): boolean {
 /** What a held text or list backgrounds, as checkHeldCommand reads it: words after cmd's `/c`, joined with a shell; or the text. */
 function heldConstruct(held: HeldCommand, shell: boolean): string | undefined {
   const words = held.words;
-  // `cmd = ["sshfs", remote, mnt]`, run later: a documented program that leaves (a detaching
-  // program's list is read where it is written, enterArgumentVector), where the file changes the
-  // list nowhere (`cmd += ["-f"]`: read as built, checkBuiltList).
-  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : held.argv && !mayBeDetachingArgv(words[0], words[2]) ? detachingCommandIn(held.argv) : undefined);
+  // A documented program's list run later is read in the runner's function (checkBuiltList), not
+  // here: a name's one-line lists are gathered from the whole file, whatever function binds them.
+  if (words) return startInArgv(words) ?? daemonOptionIn(words) ?? (shell ? backgroundingIn(words.map((word) => word ?? VALUE_MARK).join(' ')) : undefined);
   // `args.append("--daemonize")`: a word after the program of the list the name holds.
   if (held.appended && isDaemonOptionWord(held.text)) return daemonOptionIn(['', held.text]);
   return backgroundingIn(held.text);
@@ -606,7 +605,6 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body, ...(appended ? { appended } : {}) });
     }
   };
-  let changed: Set<string> | undefined;
   for (const match of text.matchAll(HELD_COMMAND)) {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
@@ -616,10 +614,8 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     const words = value.startsWith('[') ? listWords(value.slice(1, value.indexOf(']'))) : undefined;
     addStrings(list, value, valueAt, words !== undefined && startProcessWaitedInConsole(words));
     if (words) {
-      const argv = listWords(value.slice(1, value.indexOf(']')), true);
-      if (value.indexOf(']') < value.length - 1) words.push(undefined), argv.push(undefined);
-      changed ??= changedLists(text);
-      list.push({ offset: valueAt, text: '', words, ...(changed.has(match[1] as string) ? {} : { argv }) });
+      if (value.indexOf(']') < value.length - 1) words.push(undefined);
+      list.push({ offset: valueAt, text: '', words });
     }
   }
   // `cmd += " &"`: text added after what the name held, read after a value.
@@ -649,40 +645,16 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
   return held;
 }
 
-/**
- * How a list is changed after it is bound: added to, spliced, or an item set (found by the
- * operator, then the name read back: a scan that starts on every word cost bench_check's tree
- * 15 ms); or rebound to itself and more (`cmd = cmd + [...]`, at a line's start).
- */
-const LIST_CHANGE = /\+=|\.(?:append|extend|insert|pop|remove)\(|\][ \t]*=(?!=)/g;
-const REBOUND_WITH_MORE = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*\1[ \t]*\+/gm;
-const NAME_BEFORE = /([A-Za-z_]\w*)(?:[ \t]*\[[^\[\]\n]{0,200})?[ \t]*$/;
-/** The names of lists the file changes anywhere. */
-function changedLists(text: string): Set<string> {
-  const names = new Set<string>();
-  for (const match of text.matchAll(LIST_CHANGE)) {
-    const at = match.index as number;
-    // The name right before the operator (`args +=`, `args.append(`, `args[1] =`), on its line.
-    const name = NAME_BEFORE.exec(text.slice(Math.max(text.lastIndexOf('\n', at - 1) + 1, at - 300), at))?.[1];
-    if (name) names.add(name);
-  }
-  for (const match of text.matchAll(REBOUND_WITH_MORE)) names.add(match[1] as string);
-  return names;
-}
-
-interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** The words with plain values marked (listWords). */ argv?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
+interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
 /** One element of a one-line list: a string (with its prefix) or anything else, up to the next comma. */
 const LIST_ELEMENT = /[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')[ \t]*(?=,|$)|[^,]*)(?:,|$)/gy;
-/** A list element's text that is one value (isPlainValue's kinds): a dotted name, an item of one, or a call with plain arguments. */
-const PLAIN_VALUE_TEXT = /^[ \t]*(?:[A-Za-z_][\w.]*(?:\[[^\[\],]*\]|\([^(),]*\))?|\d+)[ \t]*,?$/;
 /** The elements of a one-line list's text: a plain string's text, or undefined (an f-string, a name, a call). */
-function listWords(inner: string, markValues = false): Array<string | undefined> {
+function listWords(inner: string): Array<string | undefined> {
   const words: Array<string | undefined> = [];
   LIST_ELEMENT.lastIndex = 0;
   for (let match = LIST_ELEMENT.exec(inner); match && LIST_ELEMENT.lastIndex <= inner.length; match = LIST_ELEMENT.exec(inner)) {
     const body = match[2] ?? match[3];
-    const plain = markValues && body === undefined && PLAIN_VALUE_TEXT.test(match[0]) && !MAY_HOLD_OPTIONS.test(match[0]);
-    words.push(body !== undefined && !/f/i.test(match[1] ?? '') ? body : plain ? VALUE_MARK : undefined);
+    words.push(body !== undefined && !/f/i.test(match[1] ?? '') ? body : undefined);
     if (LIST_ELEMENT.lastIndex >= inner.length) break;
   }
   return words;
@@ -785,6 +757,8 @@ const isPlainValue = (element: SyntaxNode): boolean => PLAIN_VALUE_TYPES.has(ele
 const listElementWords = (list: SyntaxNode): Array<string | undefined> =>
   list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => commandValue(child));
 
+/** Functions that only read a list handed to them (`" ".join(cmd)`, `logger.debug("%s", cmd)`, `len(cmd)`). */
+const LIST_READERS = /(?:^|\.)(?:join|format|debug|info|warning|warn|error|exception|critical|log|print|len|str|repr|tuple|list|sorted|isinstance|quote|list2cmdline)$/;
 /** An argument list built over statements: its words (unknown parts undefined), and the same read for a missing flag. */
 interface BuiltList {
   first: SyntaxNode;
@@ -876,6 +850,11 @@ function builtListWords(body: SyntaxNode, name: string, before: number, programO
       if (built && left && namesIn(left).has(name)) built = undefined;
     }
     if (built && node.type === 'delete_statement' && namesIn(node).has(name)) built = undefined;
+    // Handed to another function before it runs (`add_fuse_flags(cmd)`): it may change the list.
+    if (built && node.type === 'call' && node.endIndex <= before && !LIST_READERS.test(node.childForFieldName('function')?.text ?? '')) {
+      const handed = node.childForFieldName('arguments')?.namedChildren.some((argument) => argument?.type === 'identifier' && argument.text === name);
+      if (handed) built = undefined;
+    }
     if (built && node.type === 'call') {
       const callee = node.childForFieldName('function');
       const object = callee?.type === 'attribute' ? callee.childForFieldName('object') : undefined;
@@ -1193,6 +1172,26 @@ class PythonFileAnalysis {
   /** Strings assigned to names, by name (heldCommandText), read when a name is handed to a command runner. */
   private heldCommands: Map<string, HeldCommand[]> | undefined;
   private readonly heldReported = new Set<number>();
+  /** Names whose held text was read, with a shell (1) or without (0) first (checkHeldCommand). */
+  private readonly heldNamesRead = new Set<string>();
+  /** Where each line of the text starts, found once (lineAt). */
+  private lineStarts: number[] | undefined;
+
+  /** The 1-based line of an offset, by a binary search (slicing the text up to it for each was quadratic). */
+  private lineAt(offset: number): number {
+    if (!this.lineStarts) {
+      this.lineStarts = [0];
+      for (let at = this.text.indexOf('\n'); at >= 0; at = this.text.indexOf('\n', at + 1)) this.lineStarts.push(at + 1);
+    }
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >>> 1;
+      if ((this.lineStarts[middle] as number) <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low + 1;
+  }
   /** Functions and names whose built argument list was read (checkBuiltList): once each. */
   private readonly builtListsRead = new Set<string>();
   /** Functions and lambdas judged to run in a child before exec (checkHangupIgnored), by start. */
@@ -1970,13 +1969,18 @@ class PythonFileAnalysis {
    * `shell=True` is also read joined, as one command line.
    */
   private checkHeldCommand(name: string, shell: boolean): void {
+    // Once a name (and a shell or none): the same bindings whatever use reads them (a file using
+    // one name thousands of times read every binding at every use).
+    const key = `${shell ? 1 : 0}${name}`;
+    if (this.heldNamesRead.has(key)) return;
+    this.heldNamesRead.add(key);
     this.heldCommands ??= heldCommandText(this.text);
     for (const held of this.heldCommands.get(name) ?? []) {
       if (this.heldReported.has(held.offset)) continue;
       const construct = heldConstruct(held, shell);
       if (!construct) continue;
       this.heldReported.add(held.offset);
-      const line = this.text.slice(0, held.offset).split('\n').length;
+      const line = this.lineAt(held.offset);
       const column = held.offset - this.text.lastIndexOf('\n', held.offset - 1);
       const call = this.enclosingCalls[this.enclosingCalls.length - 1];
       this.findings.push({

@@ -667,7 +667,7 @@ const START_COMMAND = [
   String.raw`${INNER_FLAG}[ \t]+(?:\\?["'][ \t]*)?@?${START}(?![\w.\/\\:$-])`,
   String.raw`\/[CcKk]['"][ \t]*,\s*[rRuUbB]?['"]${START}['"]`,
   // Wine's loader and its start, in text or as a list's words (WINE_HEAD).
-  String.raw`wine(?:64)?(?:\.exe)?['"\x60]?[ \t,]+\s*['"\x60]?${START}(?![\w.\/\\:$-])`,
+  String.raw`wine(?:64)?(?:\.exe)?['"\x60]?[ \t,]{1,20}['"\x60]?${START}(?![\w.\/\\:$-])`,
   // PowerShell with only its switches before `Start` (POWERSHELL_HEAD).
   String.raw`(?:[Pp]ower[Ss]hell|pwsh)(?:\.exe)?(?:[ \t]+-\w+(?:[ \t]+[\w.]+)?){0,8}[ \t]+${START}[ \t]`,
 ].join('|');
