@@ -2037,15 +2037,19 @@ class JsFileAnalysis {
   }
 
   /**
-   * The program a name or `this.` member holds where every binding of it (the file's, its class's)
-   * is one literal program name, or a lookup of one (`this.agent = which.sync('ssh-agent')`).
-   * Python's: heldProgram.
+   * The program a name or `this.` member holds: a name declared once in the file and never
+   * assigned after, or a member every assignment of which in its class is, one literal program
+   * name or a lookup of one (`this.agent = which.sync('ssh-agent')`). Python's: heldProgram.
    */
   private heldProgram(expression: ts.Expression): string | undefined {
     const node = unwrap(expression);
     if (ts.isIdentifier(node)) {
-      const values = [...new Set(this.literalBindings(node.text))];
-      return values.length === 1 && PROGRAM_ALONE.test(values[0] as string) ? values[0] : undefined;
+      // Declared once in the file, never assigned after, and no parameter's or loop's name.
+      const declarations = this.variables.get(node.text) ?? [];
+      const initializer = declarations.length === 1 ? declarations[0]?.initializer : undefined;
+      if (!initializer || (this.mutations.get(node.text) ?? []).length > 0 || this.parameterNames.has(node.text)) return undefined;
+      const value = commandText(initializer, 0) ?? programFound(unwrap(initializer));
+      return value !== undefined && PROGRAM_ALONE.test(value) ? value : undefined;
     }
     if (!ts.isPropertyAccessExpression(node) || node.expression.kind !== SK.ThisKeyword) return undefined;
     // Within its class: another class's member of the same name is another binding.
@@ -2093,7 +2097,8 @@ class JsFileAnalysis {
     const initializer = unwrap(declaration.initializer as ts.Expression);
     if (!ts.isArrayLiteralExpression(initializer)) return undefined;
     const words: Array<string | undefined> = [first];
-    const wordOf = (element: ts.Expression) => (ts.isSpreadElement(element) ? undefined : (commandText(element, 0) ?? (isPlainValue(element) ? VALUE_MARK : undefined)));
+    // A name bound to literals elsewhere (`const stay = '-f'`) may be a flag: unknown, not a value.
+    const wordOf = (element: ts.Expression) => (ts.isSpreadElement(element) ? undefined : (commandText(element, 0) ?? (isPlainValue(element) && !(ts.isIdentifier(element) && this.literalBindings(element.text).length > 0) ? VALUE_MARK : undefined)));
     for (const element of initializer.elements) words.push(wordOf(element));
     // Every use between the declaration and the call must be a push (`args.unshift(x)`, `args[0] = x`,
     // `addFlags(args)` change the list in ways not read): else the list is not read at all.

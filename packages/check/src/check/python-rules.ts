@@ -770,9 +770,10 @@ interface BuiltList {
   parts: number;
 }
 /** An element's word for a missing flag: its text, a value held in a name (VALUE_MARK), else unknown. */
-const elementValue = (element: SyntaxNode): string | undefined => commandValue(element) ?? (isPlainValue(element) ? VALUE_MARK : undefined);
-const listElementValues = (list: SyntaxNode): Array<string | undefined> =>
-  list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map(elementValue);
+const elementValue = (element: SyntaxNode, boundToLiterals: (node: SyntaxNode) => boolean): string | undefined =>
+  commandValue(element) ?? (isPlainValue(element) && !(element.type === 'identifier' && boundToLiterals(element)) ? VALUE_MARK : undefined);
+const listElementValues = (list: SyntaxNode, boundToLiterals: (node: SyntaxNode) => boolean): Array<string | undefined> =>
+  list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => elementValue(child, boundToLiterals));
 /** The program a list's first element holds, where it is a name or member (heldProgram). */
 const programOfFirst = (list: SyntaxNode, programOf: (node: SyntaxNode) => string | undefined): string | undefined => {
   const first = list.namedChildren.find((child) => child !== null && child.type !== 'comment');
@@ -785,14 +786,14 @@ const programOfFirst = (list: SyntaxNode, programOf: (node: SyntaxNode) => strin
  * written as a list or string is one unknown word. Undefined where the name is not first bound to a
  * list whose first element is a string, or is rebound or changed otherwise after.
  */
-function builtListWords(body: SyntaxNode, name: string, before: number, programOf: (node: SyntaxNode) => string | undefined = () => undefined): BuiltList | undefined {
+function builtListWords(body: SyntaxNode, name: string, before: number, programOf: (node: SyntaxNode) => string | undefined = () => undefined, boundToLiterals: (node: SyntaxNode) => boolean = () => false): BuiltList | undefined {
   let built: (BuiltList & { block: SyntaxNode | null }) | undefined;
   /** A value's words; with `values`, also its words for a missing flag (BuiltList.values). */
   const addValue = (value: SyntaxNode, words: Array<string | undefined>, values?: Array<string | undefined>): void => {
     if (built) built.parts++;
     if (value.type === 'list') {
       words.push(...listElementWords(value));
-      values?.push(...listElementValues(value));
+      values?.push(...listElementValues(value, boundToLiterals));
     } else if (value.type === 'binary_operator' && value.childForFieldName('operator')?.type === '+') {
       if (built) built.parts--; // its operands count
       const left = value.childForFieldName('left');
@@ -863,7 +864,7 @@ function builtListWords(body: SyntaxNode, name: string, before: number, programO
         const argument = node.childForFieldName('arguments')?.namedChildren.find((child) => child?.type !== 'comment');
         if (method === 'append' && argument) addInBlock(node, (words, values) => {
           words.push(commandValue(argument));
-          values.push(elementValue(argument));
+          values.push(elementValue(argument, boundToLiterals));
           if (built) built.parts++;
         });
         else if (method === 'extend' && argument) addInBlock(node, (words, values) => addValue(argument, words, values));
@@ -926,6 +927,11 @@ function scopeBindings(body: SyntaxNode, name: string): string[] {
 
 /** A program's name alone in quotes, which every binding programHolders reads holds: most files hold none. */
 const QUOTED_PROGRAM_NAME = new RegExp(String.raw`["'](?:[\w.\/-]*\/)?(?:${DETACHING_PROGRAM_NAMES}|${PROGRAM_NAMES})(?:\.exe)?["']`, 'i');
+/** Whether a function's text binds a name: assigned (alone or in a tuple), a loop's or comprehension's variable, `as` or `:=`. */
+function bindsNameOtherwise(text: string, name: string): boolean {
+  const n = String.raw`(?<![\w.])${name}(?!\w)`;
+  return new RegExp(String.raw`${n}[ \t]*(?::[^=\n]*)?[-+*\/|&]?=(?!=)|${n}[ \t]*,[^=\n]*=(?!=)|,[ \t]*${n}[^=\n]*=(?!=)|\bfor\b[^\n]{0,200}?${n}[^\n]{0,200}?\bin\b|\bas[ \t]+${n}|${n}[ \t]*:=`).test(text);
+}
 /** Every assignment of a name or `self.` member: its value, to the line's end. */
 const ASSIGNMENT = /^([ \t]*)((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*\/|&]?=)(?!=)[ \t]*([^\n]*)$/gm;
 /** A value that is a program's name alone, or a lookup of one: `"sshfs"`, `shutil.which('ssh-agent')`. */
@@ -1945,7 +1951,8 @@ class PythonFileAnalysis {
     const key = `${body.startIndex}\0${name.text}`;
     if (this.builtListsRead.has(key)) return;
     this.builtListsRead.add(key);
-    const built = builtListWords(body, name.text, name.startIndex, (node) => this.heldProgram(node));
+    // A name its scope binds to literals (`stay = "-f"`) may be a flag: unknown, not a value.
+    const built = builtListWords(body, name.text, name.startIndex, (node) => this.heldProgram(node), (node) => literalBindings(node, this.heldWords).length > 0);
     // One list written whole is read where it is (checkDetachingCommand, held lists): only a list
     // built from parts here. A flag that is written, with unknown parts; a missing one, where every
     // part is known (values held in names as values, `encfs = [self.mountproc, "--extpass=x"]`,
@@ -2088,6 +2095,9 @@ class PythonFileAnalysis {
       while (scope && scope.type !== 'function_definition') scope = scope.parent;
       const parameters = scope?.childForFieldName('parameters');
       if (parameters && namesIn(parameters).has(element.text)) return undefined;
+      // Nor where its function binds the name otherwise (a loop's, a `with`'s, a comprehension's
+      // variable, a value no literal is): the module's name is then not the one read.
+      if (scope && bindsNameOtherwise(scope.text, element.text)) return undefined;
       this.programHolders ??= programHolders(this.text);
       return this.programHolders.get(element.text);
     }
