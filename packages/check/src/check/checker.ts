@@ -49,7 +49,7 @@ const anyOf = (...sources: string[]): RegExp => new RegExp(sources.join('|'));
 const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /**
  * Shell text in Python is reported only where a command runner of `subprocess`, `os` or `asyncio`
- * receives it (python-rules.ts: COMMAND_RUNNERS, names resolved through the imports), or where an
+ * (or a project's own runner by its name, `RunCmd`, `run_command`) receives it (python-rules.ts: COMMAND_RUNNERS, names resolved through the imports), or where an
  * argument vector starts with a detaching program (`["twistd", ...]`, python-daemonize's
  * `Daemonize`) or holds cmd's `start` after `/c` or with its empty title (`['start', '', cmd]`),
  * built anywhere: a file naming none of these can hold a `&` or a `start` in its strings and still
@@ -57,7 +57,7 @@ const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\
  * third of the Python text parsed on the corpus.
  */
 const PYTHON_SHELL_GATE =
-  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec|["']\/[ck]["'][ \t]*,\s*[rub]?["']start["']|["']start["'][ \t]*,[ \t]*(?:""|''|"''"|'""')/i;
+  /\b(?:subprocess|asyncio)\b|\bos\s*\.\s*(?:system|popen|spawn|exec|posix_spawn)|RunCmd|run_?c(?:md|ommand)|\bfrom\s+os\s+import\b|\bimport\s+os\s+as\b|daemonize|twistd|systemd-run|start-stop-daemon|tmux|screen|\bssh\b|runas|p[sa]exec|["']\/[ck]["'][ \t]*,\s*[rub]?["']start["']|["']start["'][ \t]*,[ \t]*(?:""|''|"''"|'""')/i;
 /**
  * A command runner named (Python's subprocess or os's, JS's child_process, execa or any spawn),
  * joined to the first scan as a group of its own: where it is the first word found, the rest of the

@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, PROJECT_RUNNER_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -351,8 +351,8 @@ function programFound(expression: ts.Expression): string | undefined {
 /** At most this many argument vectors are tried with held words in place: a file's bindings of a name are few. */
 const MAX_HELD_CHOICES = 8;
 
-/** A project's own runner's name: spawnLog, execCommand, runCmd (not spawn or exec alone, which are SPAWN_FAMILY_NAMES'). */
-const PROJECT_RUNNER = /^(?:spawn|exec|run)(?:Log|Cmd|Command|Process|Sync|Async|Program)$|^_?run_?c(?:md|ommand)$/;
+/** A project's own runner's name (shell.ts: PROJECT_RUNNER_NAMES; not spawn or exec alone, which are SPAWN_FAMILY_NAMES'). */
+const PROJECT_RUNNER = new RegExp(String.raw`^_?(?:${PROJECT_RUNNER_NAMES})$`);
 /** Node's path joins, on its module (`path`, `path.win32`, `upath`, `pathe`). */
 const PATH_JOINS = new Set(['join', 'resolve']);
 const PATH_MODULE = /^(?:path|upath|pathe|(?:path|upath)\.(?:posix|win32))$/;
@@ -1879,7 +1879,12 @@ class JsFileAnalysis {
     const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
     if (name === undefined || !PROJECT_RUNNER.test(name)) return;
     const found = this.detachingCommandOf(call);
-    if (found) this.report(call, 'shell-background', 'error', `\`${found}\` starts the program away from its owner, which cannot end it`, call);
+    if (found) {
+      this.report(call, 'shell-background', 'error', `\`${found}\` starts the program away from its owner, which cannot end it`, call);
+      return;
+    }
+    // Its command as shell text (`runCommand('nohup server &')`), as Python's runners are read.
+    for (const argument of call.arguments) this.checkShellText(argument);
   }
 
   /**

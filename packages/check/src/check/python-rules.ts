@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, PROJECT_RUNNER_NAMES, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -150,7 +150,7 @@ const DETACH_HELPERS = new Set(['windows_detach_popen_kwargs']);
 const SESSION_OPTIONS = new Set(['start_new_session', 'setsid']);
 const GROUP_OPTIONS = new Set(['process_group', 'setpgroup']);
 /** Calls whose string arguments are shell command text or program arguments. */
-const COMMAND_RUNNERS = /^(?:subprocess\.\w+|os\.(?:system|popen|spawn\w*|exec\w*|posix_spawnp?)|asyncio\.create_subprocess_(?:shell|exec)|(?:[\w.]*\.)?(?:RunCmd|_?run_?cmd|_?run_?command))$/;
+const COMMAND_RUNNERS = new RegExp(String.raw`^(?:subprocess\.\w+|os\.(?:system|popen|spawn\w*|exec\w*|posix_spawnp?)|asyncio\.create_subprocess_(?:shell|exec))$|^(?:[\w.]*\.)?_?(?:${PROJECT_RUNNER_NAMES})$`);
 
 function stringValue(node: SyntaxNode): string | undefined {
   if (node.type === 'concatenated_string') {
@@ -1000,6 +1000,11 @@ function bindsTrue(body: SyntaxNode, name: string): boolean {
 const EXIT_CALL = /^(?:(?:sys|os|posix)\.)?_?exit$|^quit$/;
 
 /** Whether a block's statements end the process (at the top of the block: an exit call, `raise SystemExit`). */
+/** The parent's branch exits without waiting for the child first (`os.waitpid(pid, 0); sys.exit(rc)` is a plain run). */
+const WAITS = /\b(?:os\.)?wait(?:pid|4|3)?\s*\(|\.wait\s*\(/;
+function parentLeaves(block: SyntaxNode | null): boolean {
+  return blockExits(block) && !WAITS.test(block?.text ?? '');
+}
 function blockExits(block: SyntaxNode | null): boolean {
   for (const statement of block?.namedChildren ?? []) {
     if (!statement) continue;
@@ -1010,7 +1015,6 @@ function blockExits(block: SyntaxNode | null): boolean {
   return false;
 }
 
-/** The parent's side of a fork's result: the result itself, `> 0`, `!= 0`, or `0 <` / `0 !=`. */
 /** `pid == 0`, `0 == pid`, `not pid`: the child's branch, whose `else` is the parent's. */
 function isChildTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): boolean {
   let node = test;
@@ -1032,6 +1036,7 @@ function parentBranch(statement: SyntaxNode, result: (node: SyntaxNode) => boole
   const alternative = statement.childForFieldName('alternative');
   return isChildTest(condition, result) && alternative?.type === 'else_clause' ? alternative.childForFieldName('body') : null;
 }
+/** The parent's side of a fork's result: the result itself, `> 0`, `!= 0`, or `0 <` / `0 !=`. */
 function isParentTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): boolean {
   let node = test;
   while (node.type === 'parenthesized_expression' && node.namedChildren[0]) node = node.namedChildren[0] as SyntaxNode;
@@ -1058,7 +1063,7 @@ function parentExitsAfter(call: SyntaxNode, changesSession: Map<number, boolean>
   }
   let up = call.parent;
   while (up?.type === 'parenthesized_expression' || up?.type === 'comparison_operator' || up?.type === 'not_operator') up = up.parent;
-  if (up?.type === 'if_statement') return blockExits(parentBranch(up, (node) => node.startIndex === call.startIndex && node.endIndex === call.endIndex));
+  if (up?.type === 'if_statement') return parentLeaves(parentBranch(up, (node) => node.startIndex === call.startIndex && node.endIndex === call.endIndex));
   const assignment = call.parent?.type === 'assignment' ? call.parent : null;
   const name = assignment?.childForFieldName('left');
   if (!assignment || name?.type !== 'identifier') return false;
@@ -1067,16 +1072,16 @@ function parentExitsAfter(call: SyntaxNode, changesSession: Map<number, boolean>
   for (let k = 0; statement && k < 5; k++, statement = statement.nextNamedSibling) {
     if (statement.type !== 'if_statement') continue;
     // `if pid: os._exit(0)`, or `if pid == 0: <child> else: os._exit(0)` (ganeti's Daemonize).
-    if (blockExits(parentBranch(statement, (node) => node.type === 'identifier' && node.text === name.text))) return true;
+    if (parentLeaves(parentBranch(statement, (node) => node.type === 'identifier' && node.text === name.text))) return true;
   }
   return false;
 }
 
 /** cmd's flag before its script: `/c` or `/k`. */
 const CMD_FLAG = /^\/[ck]$/i;
-/** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 /** A project's own command runner, by its name (ganeti's `utils.RunCmd`, a `run_command` helper): what it is handed is a command. */
-const PROJECT_RUNNERS = String.raw`(?:RunCmd|_?run_?cmd|_?run_?command)`;
+const PROJECT_RUNNERS = String.raw`_?(?:${PROJECT_RUNNER_NAMES})`;
+/** TRIGGERS less the command runners' owners (`subprocess`, `os`, `asyncio`), which only shell text needs. */
 const RUNNER_OWNERS = String.raw`subprocess(?=\s*\.\s*\w+\s*\()|os(?=\s*\.\s*(?:system|popen|spawn|exec|posix_spawn))|asyncio(?=\s*\.\s*create_subprocess)|`;
 const TRIGGERS_WITHOUT_RUNNERS = new RegExp(TRIGGERS.source.replace(RUNNER_OWNERS, ''), 'g');
 /** The command runners' calls: TRIGGERS' other half. */

@@ -18,6 +18,12 @@ export const VALUE_MARK = '\uE000';
  * name that may hold its foreground flag keeps the list unknown from there on.
  */
 export const MAY_HOLD_OPTIONS = /opt|arg|flag|param|extra|switch|mode|fg|foreground|daemon|detach|cmd|command|rest|more|kw|\*/i;
+/**
+ * A project's own command runner, by its name (ganeti's `utils.RunCmd`, a `run_command` or
+ * `spawnLog` helper): what it is handed is a command, in both analysers. Not `exec_command`
+ * (paramiko's runs its text on another host).
+ */
+export const PROJECT_RUNNER_NAMES = String.raw`RunCmd|runCmd|run_cmd|run_command|runCommand|execCmd|exec_cmd|spawnLog|spawn_log`;
 /** What may come right before a program's name: the start, a blank, an operator, a quote, a value. */
 const BEFORE = String.raw`(?:^|[\s;&|(\`'"\uE000])`;
 /** A program named by its path in a directory of programs: `/usr/bin/setsid`, `/sbin/start-stop-daemon`. */
