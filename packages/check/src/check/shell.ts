@@ -94,11 +94,13 @@ const START_WORD = /(?<![\w.\/\\:$-])start(?=[\s"']|$)/gi;
  */
 const POWERSHELL_HEAD = String.raw`(?:^|[\s;&|("'])(?:[Pp]ower[Ss]hell|pwsh)(?:\.exe)?(?:\s+-(?:(?:ExecutionPolicy|WindowStyle|Version|InputFormat|OutputFormat|ep|w)\s+[\w.]+|[A-Za-z]+))*`;
 /**
- * Wine's loader running its own `start` (`wine start /unix game.exe`): Wine's start.exe launches the
- * program and returns at once unless told `/wait`, as cmd's does, so the game runs on past the wine
+ * Wine's loader running its own `start` where a command starts (`WINEPREFIX=p wine start /unix
+ * game.exe`): Wine's start.exe launches the program and returns at once unless told `/wait` (then
+ * it waits, and the game is no one's but the caller's), as cmd's does, so the game runs on past the wine
  * process its caller waits for (Wine's start.exe manual).
  */
-const WINE_HEAD = String.raw`(?:^|[\s;&|("'\/\uE000])wine(?:64)?(?:\.exe)?`;
+const WINE_HEAD = String.raw`(?:^|[;&|(])\s*(?:exec\s+)?(?:\w+=[^\s;&|]*\s+){0,10}["']?(?:[^\s"';&|]{0,200}\/)?wine(?:64)?(?:\.exe)?["']?`;
+const WINE_BEFORE = new RegExp(`${WINE_HEAD}$`);
 const START_COMMAND_BEFORE = new RegExp(String.raw`(?:^|[&|]|(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD}|${WINE_HEAD})$`);
 /** An inner shell's flag right before it: the script may be `start` alone (`cmd /c start`); or Wine's loader. */
 const INNER_FLAG_BEFORE = new RegExp(String.raw`(?:(?:^|[\s;&|(])(?:\/[cCkK]|-[A-Za-z]*c|-[Cc]ommand)|${POWERSHELL_HEAD}|${WINE_HEAD})$`);
@@ -148,6 +150,7 @@ function startIn(command: string): string | undefined {
     const words = (end < 0 ? rest : rest.slice(0, end)).split(/[ \t]+/).filter(Boolean);
     const { b, wait, firstIsB } = startSwitches(words);
     if (b && wait) continue;
+    if (wait && WINE_BEFORE.test(head)) continue; // Wine's start /wait waits for its program
     const inner = INNER_FLAG_BEFORE.test(head);
     const atCommand = START_COMMAND_BEFORE.test(head) && (inner || (words.length > 0 && START_ARGUMENT.test(words[0] as string)));
     if (atCommand || (firstIsB && /(?:^|[\s;&|("'\uE000])$/.test(command.slice(0, at)))) return b ? 'start /b' : 'start';
@@ -163,9 +166,10 @@ function startIn(command: string): string | undefined {
 export function startInArgv(words: ReadonlyArray<string | undefined>): string | undefined {
   for (let k = 0; k + 1 < words.length; k++) {
     // After cmd's flag, or as Wine's loader's program (`["wine", "start", "/unix", exe]`).
-    if (!/^\/[ck]$|^(?:.*[\/\\])?wine(?:64)?(?:\.exe)?$/i.test(words[k] ?? '') || !/^start$/i.test(words[k + 1] ?? '')) continue;
+    const wine = k === 0 && /^(?:.*[\/\\])?wine(?:64)?(?:\.exe)?$/i.test(words[k] ?? '');
+    if (!(wine || /^\/[ck]$/i.test(words[k] ?? '')) || !/^start$/i.test(words[k + 1] ?? '')) continue;
     const { b, wait } = startSwitches(words.slice(k + 2).map((word) => (word === '""' ? '' : word)));
-    if (!(b && wait)) return b ? 'start /b' : 'start';
+    if (!(b && wait) && !(wine && wait)) return b ? 'start /b' : 'start';
   }
   return undefined;
 }
