@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
 import { readRegularFile } from './regular-file.js';
-import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, PROJECT_RUNNER_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, DETACHING_PROGRAM_NAMES, isDaemonOptionWord, loneProgramIn, mayHoldOptions, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_NAMES, PROJECT_RUNNER_NAMES, startInArgv, startProcessWaitedInConsole, VALUE_MARK } from './shell.js';
 import type { RawFinding } from './types.js';
 
 type ModuleShape = {
@@ -244,11 +244,11 @@ function memberPrograms(text: string): Map<string, string> {
   return found;
 }
 
-/** An argument that is one value, not options (see MAY_HOLD_OPTIONS): a name, member, item, call or number. Python's: isPlainValue. */
+/** An argument that is one value, not options (see mayHoldOptions): a name, member, item, call or number. Python's: isPlainValue. */
 function isPlainValue(element: ts.Expression): boolean {
   const node = unwrap(element);
   const plain = ts.isIdentifier(node) || ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node) || ts.isCallExpression(node) || ts.isNumericLiteral(node);
-  return plain && !MAY_HOLD_OPTIONS.test(node.getText());
+  return plain && !mayHoldOptions(node.getText());
 }
 
 function propertyName(name: ts.PropertyName | ts.BindingName | ts.MemberName | undefined): string | undefined {

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
-import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, MAY_HOLD_OPTIONS, PROJECT_RUNNER_NAMES, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
+import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, mayHoldOptions, PROJECT_RUNNER_NAMES, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
 
 interface Point {
@@ -219,10 +219,13 @@ function commandValue(node: SyntaxNode, depth = 0): string | undefined {
       let inner: SyntaxNode | null = right;
       while (inner?.type === 'parenthesized_expression') inner = inner.namedChildren.find((child) => child?.type !== 'comment') ?? null;
       const values = inner?.type === 'tuple' ? inner.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment') : inner ? [inner] : [];
+      // `%r`/`%a` put the value's repr (quoted), and a `*` width takes a value of its own: values.
       let next = 0;
+      let inTurn = true;
       return format?.replace(PERCENT_FIELD, (field) => {
         if (field === '%%') return '%';
-        const value = field.startsWith('%(') ? undefined : values[next];
+        if (field.includes('*')) inTurn = false;
+        const value = inTurn && !field.startsWith('%(') && !/[ra]$/.test(field) ? values[next] : undefined;
         next++;
         return (value && commandValue(value, depth + 1)) ?? VALUE_MARK;
       });
@@ -749,9 +752,9 @@ function literalBindings(name: SyntaxNode, memo: Map<string, string[]>): string[
   return found;
 }
 
-/** An element that is one value, not options (see MAY_HOLD_OPTIONS): a name, member, item, call or number. */
+/** An element that is one value, not options (see mayHoldOptions): a name, member, item, call or number. */
 const PLAIN_VALUE_TYPES = new Set(['identifier', 'attribute', 'subscript', 'call', 'integer']);
-const isPlainValue = (element: SyntaxNode): boolean => PLAIN_VALUE_TYPES.has(element.type) && !MAY_HOLD_OPTIONS.test(element.text);
+const isPlainValue = (element: SyntaxNode): boolean => PLAIN_VALUE_TYPES.has(element.type) && !mayHoldOptions(element.text);
 
 /** The list elements' words: a string's text, anything else unknown. */
 const listElementWords = (list: SyntaxNode): Array<string | undefined> =>

@@ -13,11 +13,21 @@ export const VALUE_MARK = '\uE000';
 /**
  * Whether an expression in an argument list that is not a literal may hold options (`opts`,
  * `extra_args`, `self.mount_flags`, `cmd`) rather than one positional value (`remote`,
- * `self.mountpoint`, `str(port)`): in a program's list (`["sshfs", remote, mnt]`) the others read
- * as values (VALUE_MARK), so a program that leaves unless told to stay is read with them, while a
- * name that may hold its foreground flag keeps the list unknown from there on.
+ * `self.mountpoint`, `args.target`, `str(port)`): in a program's list (`["sshfs", remote, mnt]`)
+ * the others read as values (VALUE_MARK), so a program that leaves unless told to stay is read
+ * with them, while a name that may hold its foreground flag keeps the list unknown from there on.
+ * Read by whole words of the name's last part (`target` is no `arg`, `model` no `mode`).
  */
-export const MAY_HOLD_OPTIONS = /opt|arg|flag|param|extra|switch|mode|fg|foreground|daemon|detach|cmd|command|rest|more|kw|\*/i;
+const OPTION_WORDS = /^(?:opts?|options?|args?|argv|arguments?|flags?|params?|parameters?|extras?|switch(?:es)?|modes?|fg|foreground|daemon\w*|detach\w*|cmds?|commands?|rest|more|kw|kwargs)$/i;
+/** Whether an expression's name (split at `_` and case changes) may hold options; a splat always may. */
+export function mayHoldOptions(text: string): boolean {
+  if (text.includes('*') || text.startsWith('...')) return true;
+  // A member's last part (`args.target` is a value); every part of what a call is made on
+  // (`self.options.get(k)` may be options).
+  const parts = text.replace(/\([^()]*\)|\[[^\[\]]*\]/g, '').split('.');
+  const read = text.includes('(') ? parts : parts.slice(-1);
+  return read.some((part) => part.split(/_+|(?<=[a-z0-9])(?=[A-Z])/).some((word) => OPTION_WORDS.test(word)));
+}
 /**
  * A project's own command runner, by its name (ganeti's `utils.RunCmd`, a `run_command` or
  * `spawnLog` helper): what it is handed is a command, in both analysers. Not `exec_command`
@@ -557,7 +567,10 @@ export function withShellQuoting(command: string, depth = 0): string {
     // A quoted word where a command starts is its program (`"C:\Program Files\x\elevate.exe" setup`):
     // kept, as one word. Elsewhere quoted text is an argument, blanked.
     const program = (i === firstWord || /[;&|(]\s*$/.test(tail)) && !/[\n;&|]/.test(inner);
-    parts.push(INNER_SHELL_BEFORE.test(tail) ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : program ? `${c}${inner.replace(/\s/g, '_')}${c}` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
+    // A quoted option word is kept as well, its quotes as blanks (`"sshd" "-D"`): blanked, the flag
+    // would read as absent.
+    const option = /^--?[A-Za-z][\w-]*$/.test(inner);
+    parts.push(INNER_SHELL_BEFORE.test(tail) ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : program ? `${c}${inner.replace(/\s/g, '_')}${c}` : option ? ` ${inner} ` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
     i = end + 1;
   }
   return parts.join('');
