@@ -2201,8 +2201,11 @@ class JsFileAnalysis {
   private literalText(expression: ts.Expression): string | undefined {
     const node = unwrap(expression);
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
-    // A program named by a joined path (`path.join(bin, 'elevate.exe')`): its literal name.
-    return ts.isCallExpression(node) ? commandText(node, 0) : undefined;
+    // A program named by a joined path (`path.join(bin, 'elevate.exe')`, `bin + '/elevate.exe'`,
+    // `` `${bin}/elevate.exe` ``): a value's directory, then its literal name (Python's the same).
+    if (!ts.isCallExpression(node) && !ts.isBinaryExpression(node) && !ts.isTemplateExpression(node)) return undefined;
+    const text = commandText(node, 0);
+    return text !== undefined && (ts.isCallExpression(node) || /^\uE000[^\s]*[\/\\][^\s\/\\\uE000]+$/.test(text)) ? text : undefined;
   }
 
   /** Ties a call's detaching options to it without a finding, so they are no warning either. */

@@ -661,10 +661,11 @@ export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
  * for another word.
  */
 export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server))|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|lxc-start|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
-// A name right after its quote, a backslash (a Windows path), a `$(` (`eval "$(ssh-agent -s)"`),
+// A name right after its quote (or a quote and a slash, `bin + '/elevate.exe'`), a backslash (a
+// Windows path), a template's value and a slash (`${bin}/elevate.exe`), a `$(` (`eval "$(ssh-agent -s)"`),
 // npx or a `bin/` (not any path: a path of any length tried at every
 // quote cost a half more), and the words no program name leads.
-export const QUOTED_PROGRAMS = new RegExp(String.raw`(?:["'\x60\\]|\$\(|npx\s+)(?:${PROGRAM_NAMES})(?=[\s"'\x60.)])|\/s?bin\/(?:${PROGRAM_NAMES})(?=[\s"'\x60.])|ControlPersist|-(?:-bg-daemon|daemons?\.sh)|RunAsDaemon`);
+export const QUOTED_PROGRAMS = new RegExp(String.raw`(?:["'\x60\\]\/?|\}[\/\\]|\$\(|npx\s+)(?:${PROGRAM_NAMES})(?=[\s"'\x60.)])|\/s?bin\/(?:${PROGRAM_NAMES})(?=[\s"'\x60.])|ControlPersist|-(?:-bg-daemon|daemons?\.sh)|RunAsDaemon`);
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
  * other sources. In source text the title and blanks between `start` and `/b` may be written with
