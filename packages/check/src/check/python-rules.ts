@@ -1237,6 +1237,8 @@ class PythonFileAnalysis {
   private readonly heldWords = new Map<string, string[]>();
   /** The module's names bound to one program's name alone (programHolders). */
   private programHolders: Map<string, string> | undefined;
+  /** Whether a function binds a name otherwise than to a literal, by function and name (heldProgram). */
+  private readonly bindsOtherwise = new Map<string, boolean>();
   /** The program each class's `self.` members hold, by the class's place (programHolders). */
   private readonly memberPrograms = new Map<number, Map<string, string>>();
   /** Whether a function sets a name true (checkOptionHandedOn), by function and name. */
@@ -2105,7 +2107,13 @@ class PythonFileAnalysis {
       if (parameters && namesIn(parameters).has(element.text)) return undefined;
       // Nor where its function binds the name otherwise (a loop's, a `with`'s, a comprehension's
       // variable, a value no literal is): the module's name is then not the one read.
-      if (scope && bindsNameOtherwise(scope.text, element.text)) return undefined;
+      if (scope) {
+        // Once a function and name: a function may run the name thousands of times.
+        const key = `${scope.startIndex}\0${element.text}`;
+        let binds = this.bindsOtherwise.get(key);
+        if (binds === undefined) this.bindsOtherwise.set(key, (binds = bindsNameOtherwise(scope.text, element.text)));
+        if (binds) return undefined;
+      }
       this.programHolders ??= programHolders(this.text);
       return this.programHolders.get(element.text);
     }
