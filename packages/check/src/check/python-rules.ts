@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
+import { type OwnRunner, ownRunnerCalls, ownRunners } from './python-own-runners.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
 import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, mayHoldOptions, PROJECT_RUNNER_NAMES, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
@@ -387,8 +388,17 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   // The owners of command runners matter only for shell text: where no string of the file can
   // background a process (the prefilter's own test), their statements are not parsed.
   const triggers = matchStarts(TRIGGERS_WITHOUT_RUNNERS, text);
-  const runners = shellMayMatter(text, 'python') ? matchStarts(RUNNER_CALLS, text) : [];
+  const shell = shellMayMatter(text, 'python');
   const programs = matchStarts(PROGRAM_STRINGS, text);
+  const runners = shell || programs.length > 0 ? matchStarts(RUNNER_CALLS, text) : [];
+  // The file's own runners (python-own-runners.ts): their calls are runner calls too. Where no
+  // string may background a process, a program's words are triggers of their own.
+  const own = ownRunners(text, runners);
+  if (!shell) runners.length = 0;
+  else if (own.size > 0) {
+    runners.push(...ownRunnerCalls(text, own));
+    runners.sort((a, b) => a - b);
+  }
   // `systemd_run = resolve_exe("systemd-run")`: the name's uses are where that program is run.
   const lookedUp = programs.length > 0 ? lookedUpPrograms(text) : NO_NAMES;
   if (programs.length > 0) {
@@ -408,13 +418,13 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
     pythonParses.statements++;
     pythonParses.statementFilesText += text.length;
     for (const range of selection.ranges) pythonParses.statementsText += range.endIndex - range.startIndex;
-    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection, options.ownCopies, lookedUp);
+    const findings = analyseTree(parse(parser, text, selection.ranges), text, fields, triggers, selection, options.ownCopies, lookedUp, own);
     if (findings) return findings;
     pythonParses.wholeAfterStatements++;
   } else {
     pythonParses.whole++;
   }
-  return analyseTree(parse(parser, text), text, fields, triggers, undefined, options.ownCopies, lookedUp) as RawFinding[];
+  return analyseTree(parse(parser, text), text, fields, triggers, undefined, options.ownCopies, lookedUp, own) as RawFinding[];
 }
 
 /**
@@ -502,14 +512,14 @@ function parse(parser: Parser, text: string, ranges?: Range[]): Tree {
 }
 
 /** The tree's findings; undefined when a tree of selected statements cannot stand for the file. */
-function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined, ownCopies: ReadonlySet<string> | undefined, lookedUp: ReadonlySet<string>): RawFinding[] | undefined {
+function analyseTree(tree: Tree, text: string, fields: Fields, triggers: number[], selection: StatementSelection | undefined, ownCopies: ReadonlySet<string> | undefined, lookedUp: ReadonlySet<string>, own: ReadonlyMap<string, OwnRunner>): RawFinding[] | undefined {
   if (!tree) {
     if (selection) return undefined;
     return [{ rule: 'parse-error', severity: 'error', line: 1, column: 1, message: 'cannot parse (a detached spawn here could go unseen)', spans: [] }];
   }
   try {
     if (selection && (tree.rootNode.hasError || !startsStatements(tree.rootNode, selection.starts))) return undefined;
-    const analysis = new PythonFileAnalysis(text, fields, triggers, selection, ownCopies, lookedUp);
+    const analysis = new PythonFileAnalysis(text, fields, triggers, selection, ownCopies, lookedUp, own);
     const findings = analysis.run(tree.rootNode);
     return analysis.leftOutUse ? undefined : findings;
   } finally {
@@ -1262,6 +1272,8 @@ class PythonFileAnalysis {
     private readonly ownCopies: ReadonlySet<string> | undefined = undefined,
     /** Names bound to a lookup of a detaching program (lookedUpPrograms): a list they start is an argument vector. */
     private readonly lookedUp: ReadonlySet<string> = NO_NAMES,
+    /** The file's own runners by name (python-own-runners.ts). */
+    private readonly ownRunners: ReadonlyMap<string, OwnRunner> = new Map(),
   ) {
     this.identifiersMatter = WINDOWS_FLAG_WORDS.test(text);
     this.namesTransientUnit = text.includes('StartTransientUnit');
@@ -1492,6 +1504,8 @@ class PythonFileAnalysis {
     if ((member !== undefined && (DETACH_HELPERS.has(member) || member === 'setdefault')) || COMMAND_RUNNERS.test(qualified)) {
       this.checkCall(cursor.currentNode);
     }
+    const own = member === undefined ? undefined : this.ownRunners.get(member);
+    if (own && (own.method ? qualified === `self.${member}` || qualified === `cls.${member}` : qualified === member)) this.checkOwnRunnerCall(cursor.currentNode, own);
     if (member === 'spawn') this.checkPtyShape(cursor.currentNode);
     if (member !== undefined && SHELL_EXECUTE.test(member)) this.checkShellExecute(cursor.currentNode, member);
     if (member === 'signal' && qualified === 'signal.signal') this.checkHangupIgnored(cursor.currentNode);
@@ -1884,14 +1898,36 @@ class PythonFileAnalysis {
     }
     if (COMMAND_RUNNERS.test(qualified)) {
       const shell = hasShellTrue(args);
-      for (const argument of positional) {
-        const before = this.findings.length;
-        this.checkShellText(argument, shell);
-        if (shell && this.findings.length === before) this.checkJoinedList(argument);
-        // The command alone as the only argument: os.exec*/os.spawn* take a path, then the words.
-        if (positional.length === 1 && !/^os\.(?:exec|spawn)/.test(qualified) && this.findings.length === before) this.checkLoneProgram(argument);
+      // The command alone as the only argument: os.exec*/os.spawn* take a path, then the words.
+      for (const argument of positional) this.checkCommand(argument, shell, positional.length === 1 && !/^os\.(?:exec|spawn)/.test(qualified));
+    }
+  }
+
+  /** A runner's command argument: its shell text or words, a list joined for a shell, a documented program alone. */
+  private checkCommand(argument: SyntaxNode, shell: boolean, alone: boolean): void {
+    const before = this.findings.length;
+    this.checkShellText(argument, shell);
+    if (shell && this.findings.length === before) this.checkJoinedList(argument);
+    if (alone && this.findings.length === before) this.checkLoneProgram(argument);
+  }
+
+  /** A call of one of the file's own runners (python-own-runners.ts): what it passes for the parameter it runs is the command. */
+  private checkOwnRunnerCall(node: SyntaxNode, runner: OwnRunner): void {
+    const args = node.childForFieldName('arguments');
+    if (args?.type !== 'argument_list') return;
+    let command: SyntaxNode | undefined;
+    let position = 0;
+    for (const argument of args.namedChildren) {
+      if (!argument || argument.type === 'comment') continue;
+      if (argument.type === 'keyword_argument') {
+        if (argument.childForFieldName('name')?.text === runner.parameter) command = argument.childForFieldName('value') ?? undefined;
+      } else if (argument.type === 'list_splat' || argument.type === 'dictionary_splat') {
+        return; // where the command falls is not known
+      } else if (position++ === runner.index) {
+        command = argument;
       }
     }
+    if (command) this.checkCommand(command, runner.shell, true);
   }
 
   /** `os.system("sshd")`, `Popen(["nginx"])`: the runner's command a documented program alone. */

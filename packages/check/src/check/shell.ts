@@ -545,11 +545,16 @@ export function withShellQuoting(command: string, depth = 0): string {
   // which made a line of 40,000 quoted words take 0.8 s and of 80,000, 6 s).
   const parts: string[] = [];
   const firstWord = command.search(/\S/);
+  // Whether the shell word being read began as an inner shell's script: its later quoted parts
+  // are more of that script (`bash -c "(X="$v" make >>log 2>&1)&"`, a value spliced between them).
+  let innerWord = false;
   let i = 0;
   while (i < command.length) {
     const next = nextQuoteOrEscape(command, i);
     if (next > i) {
-      parts.push(command.slice(i, next));
+      const plain = command.slice(i, next);
+      parts.push(plain);
+      if (innerWord && /[\s;&|()<>]/.test(plain)) innerWord = false;
       i = next;
       continue;
     }
@@ -570,7 +575,8 @@ export function withShellQuoting(command: string, depth = 0): string {
     // A quoted option word is kept as well, its quotes as blanks (`"sshd" "-D"`): blanked, the flag
     // would read as absent.
     const option = /^--?[A-Za-z][\w-]*$/.test(inner);
-    parts.push(INNER_SHELL_BEFORE.test(tail) ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : program ? `${c}${inner.replace(/\s/g, '_')}${c}` : option ? ` ${inner} ` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
+    innerWord = (innerWord && /\S$/.test(tail)) || INNER_SHELL_BEFORE.test(tail);
+    parts.push(innerWord ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : program ? `${c}${inner.replace(/\s/g, '_')}${c}` : option ? ` ${inner} ` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
     i = end + 1;
   }
   return parts.join('');
