@@ -404,6 +404,20 @@ function enclosingFunction(node: ts.Node): FunctionLike | undefined {
   return undefined;
 }
 
+/** The function or method a node is written in (own runners: a method's callers call it on `this`). */
+function enclosingCallable(node: ts.Node): ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression | ts.MethodDeclaration | undefined {
+  for (let at = node.parent; at; at = at.parent) {
+    if (ts.isFunctionDeclaration(at) || ts.isArrowFunction(at) || ts.isFunctionExpression(at) || ts.isMethodDeclaration(at)) return at;
+    if (ts.isConstructorDeclaration(at) || ts.isAccessor(at) || ts.isClassStaticBlockDeclaration(at)) return undefined;
+  }
+  return undefined;
+}
+
+/** Whether a function's body binds `name` again (`cmd = cmd.trim()`, `cmd += ' --x'`, `let cmd`, `for (cmd of …)`). */
+function rebindsName(body: string, name: string): boolean {
+  return new RegExp(String.raw`(?<![\w$.])${name.replace(/\$/g, '\\$')}\s*(?:[-+*/%|&^]|\*\*|<<|>>>?|&&|\|\||\?\?)?=(?![=>])|\b(?:let|const|var)\s+${name.replace(/\$/g, '\\$')}\b|\(\s*(?:let|const|var)?\s*${name.replace(/\$/g, '\\$')}\s+(?:of|in)\b`).test(body);
+}
+
 /** The function, method or file a node is written in: a name's scope for heldArgumentsCommand. */
 function nearestScope(node: ts.Node): ts.Node {
   for (let at = node.parent; at; at = at.parent) {
@@ -682,6 +696,8 @@ class JsFileAnalysis {
   private readonly heldLiterals = new Map<string, string[]>();
   /** The programs each class's `this.` members hold, by class (heldProgram). */
   private memberPrograms: Map<ts.Node, Map<string, string>> | undefined;
+  /** The file's own runners (findOwnRunners): `name` or `this.name` to the command parameter's position (-1: read two ways). */
+  private readonly ownRunners = new Map<string, number>();
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
@@ -757,6 +773,41 @@ class JsFileAnalysis {
       else if (target.includes('.') && this.isSpawnFunction(value)) this.spawnMembers.add(target);
     }
     if (this.bindings.size > 0 || this.spawnMembers.size > 0) this.bindWrappers();
+    if (this.bindings.size > 0 || this.spawnMembers.size > 0) this.findOwnRunners();
+  }
+
+  /**
+   * The file's own command runners: functions and methods that hand one of their parameters, as
+   * it is, to a spawn function as its command (`function sh(cmd) { return execSync(cmd, opts) }`,
+   * a class's `run(command) { return spawn(command, { shell: true }) }`). What their callers pass
+   * there is a command, read as a spawn's own. Python's: python-own-runners.ts.
+   */
+  private findOwnRunners(): void {
+    for (const call of this.calls) {
+      const command = call.arguments[0] && unwrap(call.arguments[0]);
+      if (!command || !ts.isIdentifier(command) || !this.isSpawnFunction(call.expression)) continue;
+      const fn = enclosingCallable(call);
+      if (!fn?.body) continue;
+      const index = fn.parameters.findIndex((parameter) => ts.isIdentifier(parameter.name) && parameter.name.text === command.text && !parameter.dotDotDotToken);
+      if (index < 0 || rebindsName(fn.body.getText(this.sf), command.text)) continue;
+      const method = ts.isMethodDeclaration(fn);
+      const name = method ? propertyName(fn.name) : functionName(fn);
+      if (name === undefined || this.bindings.has(name)) continue;
+      const key = method ? `this.${name}` : name;
+      const previous = this.ownRunners.get(key);
+      this.ownRunners.set(key, previous !== undefined && previous !== index ? -1 : index); // read two ways: neither
+    }
+  }
+
+  /** A call of one of the file's own runners: its command argument read as shell text, as a spawn's is. */
+  private checkOwnRunnerCall(call: ts.CallExpression, callee: ts.Expression): void {
+    if (this.ownRunners.size === 0) return;
+    const key = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) && callee.expression.kind === SK.ThisKeyword ? `this.${callee.name.text}` : undefined;
+    const index = key === undefined ? undefined : this.ownRunners.get(key);
+    if (index === undefined || index < 0) return;
+    if (call.arguments.slice(0, index + 1).some((argument) => ts.isSpreadElement(argument))) return; // where the command falls is not known
+    const command = call.arguments[index];
+    if (command) this.checkShellText(command);
   }
 
   run(): RawFinding[] {
@@ -1818,6 +1869,7 @@ class JsFileAnalysis {
       if (!this.hasProjectBindings || !this.couldReport(call) || !this.withProject(() => this.isSpawnFunction(callee))) {
         this.checkSpawnNamedMethod(call, callee);
         this.checkProjectRunner(call, callee);
+        this.checkOwnRunnerCall(call, callee);
         return;
       }
     }
