@@ -195,6 +195,7 @@ const SK = {
   ShorthandPropertyAssignment: ts.SyntaxKind.ShorthandPropertyAssignment,
   StringLiteral: ts.SyntaxKind.StringLiteral,
   TaggedTemplateExpression: ts.SyntaxKind.TaggedTemplateExpression,
+  NewExpression: ts.SyntaxKind.NewExpression,
   TemplateExpression: ts.SyntaxKind.TemplateExpression,
   ThisKeyword: ts.SyntaxKind.ThisKeyword,
   TrueKeyword: ts.SyntaxKind.TrueKeyword,
@@ -402,6 +403,15 @@ function enclosingFunction(node: ts.Node): FunctionLike | undefined {
     if (ts.isMethodDeclaration(at) || ts.isConstructorDeclaration(at) || ts.isAccessor(at)) return undefined;
   }
   return undefined;
+}
+
+/** `Deno.Command` (or `globalThis.Deno.Command`). */
+function isDenoCommand(expression: ts.Expression): boolean {
+  const node = unwrap(expression);
+  if (!ts.isPropertyAccessExpression(node) || node.name.text !== 'Command') return false;
+  const owner = unwrap(node.expression);
+  if (ts.isIdentifier(owner)) return owner.text === 'Deno';
+  return ts.isPropertyAccessExpression(owner) && owner.name.text === 'Deno' && ts.isIdentifier(owner.expression) && owner.expression.text === 'globalThis';
 }
 
 /** The function or method a node is written in (own runners: a method's callers call it on `this`). */
@@ -721,6 +731,9 @@ class JsFileAnalysis {
   private readonly parameterNames = new Set<string>();
   private readonly calls: ts.CallExpression[] = [];
   private readonly taggedTemplates: ts.TaggedTemplateExpression[] = [];
+  /** `new Deno.Command(program, options)`: Deno's spawn (checkDenoCommand). */
+  private readonly denoCommands: ts.NewExpression[] = [];
+  private readonly namesDenoCommand: boolean;
   /** Whether the text names ShellExecute and runas both: only then are its strings read as scripts. */
   private readonly namesElevation: boolean;
   /** Whether the text names systemd's StartTransientUnit: only then are calls looked at for it. */
@@ -763,6 +776,7 @@ class JsFileAnalysis {
     this.mentionsDetachedMember = sf.text.includes('.detached');
     this.namesElevation = /ShellExecute/i.test(sf.text) && /runas/i.test(sf.text);
     this.namesTransientUnit = sf.text.includes('StartTransientUnit');
+    this.namesDenoCommand = sf.text.includes('Deno');
   }
 
   /** Collection and the facts every check relies on: handles, stored spawn functions, wrappers. */
@@ -815,6 +829,7 @@ class JsFileAnalysis {
     this.prepare();
     for (const call of this.calls) this.checkCall(call);
     for (const tagged of this.taggedTemplates) this.checkTaggedTemplate(tagged);
+    for (const command of this.denoCommands) this.checkDenoCommand(command);
     for (const declaration of this.typedDeclarations) this.checkTypedDeclaration(declaration);
     if (this.bindings.size > 0) this.checkLooseLiterals();
     for (const list of this.programVectors) this.checkProgramVector(list);
@@ -976,6 +991,9 @@ class JsFileAnalysis {
         break;
       case SK.TaggedTemplateExpression:
         this.taggedTemplates.push(node as ts.TaggedTemplateExpression);
+        break;
+      case SK.NewExpression:
+        if (this.namesDenoCommand && isDenoCommand((node as ts.NewExpression).expression)) this.denoCommands.push(node as ts.NewExpression);
         break;
       case SK.StringLiteral:
       case SK.NoSubstitutionTemplateLiteral:
@@ -1390,6 +1408,8 @@ class JsFileAnalysis {
     if (ts.isIdentifier(callee)) return SPAWN_FAMILY_NAMES.has(callee.text);
     if (!ts.isPropertyAccessExpression(callee) || !SPAWN_FAMILY_NAMES.has(callee.name.text)) return false;
     const owner = unwrap(callee.expression);
+    // `new Deno.Command(program, options).spawn()`: Deno's child.
+    if (ts.isNewExpression(owner)) return callee.name.text === 'spawn' && isDenoCommand(owner.expression);
     return ts.isIdentifier(owner) && !this.variables.has(owner.text) && !this.parameterNames.has(owner.text);
   }
 
@@ -1905,6 +1925,31 @@ class JsFileAnalysis {
   }
 
   /**
+   * Deno's spawn, `new Deno.Command(program, { args, detached })`, read as child_process' spawn of
+   * the program and its `args`: its `detached` (Deno 2) makes the child outlive its owner, and its
+   * command is read for shell text and detaching programs (PowerShell's `Start-Process` in `args`).
+   */
+  private checkDenoCommand(command: ts.NewExpression): void {
+    const [program, options] = command.arguments ?? [];
+    if (!program) return;
+    const evidence = options && this.detachingNode(options, new Set());
+    if (evidence) {
+      this.connected.add(evidence);
+      this.report(command, 'js-detached-spawn', 'error', '`new Deno.Command` with `detached` set: the child leads its own group and outlives its owner', command, evidence);
+      return;
+    }
+    const settings = options && unwrap(options);
+    const argsProperty = settings && ts.isObjectLiteralExpression(settings) ? settings.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && this.keyOf(p.name) === 'args') : undefined;
+    const args = argsProperty?.initializer;
+    const before = this.findings.length;
+    this.checkShellText(program);
+    if (args) this.checkShellText(args);
+    if (this.findings.length > before) return;
+    const name = this.detachingArgv(program, args ?? undefined, undefined);
+    if (name) this.report(command, 'shell-background', 'error', `\`${name}\` starts the program away from its owner, which cannot end it`, command);
+  }
+
+  /**
    * `this.processes.fork(main, args, options)` after `options.detached = …`: a method by a spawn's
    * name on an object the check cannot see into (a project's process wrapper, theia's), handed
    * options whose `detached` this file sets. A warning at the write, as for a loose `detached`
@@ -2067,12 +2112,17 @@ class JsFileAnalysis {
    */
   private detachingCommandOf(call: ts.CallExpression): string | undefined {
     const [program, args] = call.arguments;
+    return this.detachingArgv(program, args, call);
+  }
+
+  /** detachingCommandOf's reading of a program and its argument list (a list held in a name only for a call's). */
+  private detachingArgv(program: ts.Expression | undefined, args: ts.Expression | undefined, call: ts.CallExpression | undefined): string | undefined {
     const list = args && unwrap(args);
     // `spawn('supervisord')`, `spawn('nginx', [])`: a documented program alone.
     const alone = program && (!list || (ts.isArrayLiteralExpression(list) && list.elements.length === 0)) ? (this.literalText(program) ?? this.heldProgram(program)) : undefined;
     const lone = alone === undefined ? undefined : loneProgramIn(alone.trim());
     if (lone) return lone;
-    if (program && list && ts.isIdentifier(list)) return this.heldArgumentsCommand(call, program, list);
+    if (program && list && ts.isIdentifier(list)) return call && this.heldArgumentsCommand(call, program, list);
     if (!program || !list || !ts.isArrayLiteralExpression(list)) return undefined;
     const words = [this.literalText(program), ...list.elements.map((element) => commandText(element, 0))];
     // Wine's loader running its start (`spawn('wine', ['start', '/unix', exe])`; the list alone is read for cmd's).

@@ -21,7 +21,7 @@ import { readRegularFile } from './regular-file.js';
 // children can be unref'd (js-rules.ts: SPAWN_FAMILY_NAMES). Bun's own `Bun.spawn`, a global with
 // no import, is such a function too (`Bun.spawn(cmd).unref()`). A POSIX binding (`posix`,
 // `posix-node`) gives the process `setsid` and `setpgid` for itself (js-rules.ts: checkSelfDetach).
-export const SPAWN_MODULE_WORDS = /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|\bBun\.spawn\b|['"`]daemon['"`]|['"`](?:@[\w.-]+\/)?(?:node-)?posix(?:-node)?['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`][^'"`\n]*(?:spawn|subprocess)/;
+export const SPAWN_MODULE_WORDS = /child_process|execa|cross-spawn|nano-spawn|tinyexec|node-pty|\bBun\.spawn\b|\bDeno\.Command\b|['"`]daemon['"`]|['"`](?:@[\w.-]+\/)?(?:node-)?posix(?:-node)?['"`]|(?:Spawn|Exec|Fork|Process)\w*Options|(?:from|require\s*\(|import\s*\()\s*['"`][^'"`\n]*(?:spawn|subprocess)/;
 /** A quoted string that starts as a relative specifier does (`'./x'`, `"../x"`, `'.'`). */
 const RELATIVE_STRING = /(['"`])(\.\.?(?:\/[^'"`\n]*)?)\1/g;
 /**
