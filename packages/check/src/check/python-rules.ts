@@ -134,6 +134,8 @@ const DETACHING_NAMES = new Map<string, RuleId>([
   ['daemon.DaemonContext', 'py-os-detach'],
   ['daemon.daemon.DaemonContext', 'py-os-detach'],
   ['daemonize.Daemonize', 'py-os-detach'],
+  // circus' daemonize(): a double fork with setsid, which circusd and projects embedding circus call.
+  ['circus.circusd.daemonize', 'py-os-detach'],
 ]);
 /** A function that forks and execs: what runs between the two runs in the child. */
 const FORKS = /\bfork\s*\(/;
@@ -1125,7 +1127,7 @@ function optionConstants(text: string): Map<string, string> {
 /** Assignment targets made only of names and dotted names: writing them is not a use. */
 const WRITTEN_NAMES = new Set(['attribute', 'pattern_list', 'tuple_pattern', 'list_pattern']);
 /** Modules whose names, bound locally, can make a call a command runner or a detaching name. */
-const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect', 'daemon', 'daemonize']);
+const WATCHED_MODULES = new Set(['subprocess', 'os', 'asyncio', 'posix', 'pty', 'ptyprocess', 'pexpect', 'daemon', 'daemonize', 'circus']);
 const isWatched = (qualified: string): boolean => WATCHED_MODULES.has(qualified.split('.')[0] as string);
 
 /** Offsets of the uses of a local name (any occurrence as a whole word). */
