@@ -41,7 +41,21 @@ const CHILD_PROCESS: ModuleShape = {
   callableDefault: false,
 };
 
-export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
+const PTY_SHAPE: ModuleShape = { functions: new Set(['spawn']), callableDefault: false, pty: true };
+/** node-pty's published forks and prebuilt builds under any scope (`@scrypted/node-pty`, `node-pty-prebuilt-multiarch`). */
+const PTY_FORK = /^(?:@[\w.-]+\/)?node-pty(?:-[\w.-]+)?$/;
+
+/** The spawn modules by specifier; node-pty's forks are known by their name's shape. */
+class SpawnModules extends Map<string, ModuleShape> {
+  override get(specifier: string): ModuleShape | undefined {
+    return super.get(specifier) ?? (PTY_FORK.test(specifier) ? PTY_SHAPE : undefined);
+  }
+  override has(specifier: string): boolean {
+    return super.has(specifier) || PTY_FORK.test(specifier);
+  }
+}
+
+export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new SpawnModules([
   ['child_process', CHILD_PROCESS],
   ['node:child_process', CHILD_PROCESS],
   [
@@ -54,10 +68,8 @@ export const SPAWN_MODULES: ReadonlyMap<string, ModuleShape> = new Map([
   ['cross-spawn', { functions: new Set(['spawn', 'sync']), callableDefault: true }],
   ['nano-spawn', { functions: new Set(['default']), callableDefault: true }],
   ['tinyexec', { functions: new Set(['x', 'exec', 'xSync', 'execSync']), callableDefault: false }],
-  // node-pty and its published forks and prebuilt builds: `spawn` forks on a new PTY (setsid).
-  ...['node-pty', '@lydell/node-pty', 'node-pty-prebuilt-multiarch', '@homebridge/node-pty-prebuilt-multiarch', '@cdktf/node-pty-prebuilt-multiarch'].map(
-    (name): [string, ModuleShape] => [name, { functions: new Set(['spawn']), callableDefault: false, pty: true }],
-  ),
+  // node-pty: `spawn` forks on a new PTY (setsid). Its forks: PTY_FORK.
+  ['node-pty', PTY_SHAPE],
   // npm's daemon: `require('daemon')()` re-spawns the running script with `detached: true` and
   // exits; `daemon.daemon(script, args)` spawns a script so.
   ['daemon', { functions: new Set(['daemon']), callableDefault: true, daemon: true }],
