@@ -208,6 +208,67 @@ test('a runner call is parsed only where its statement holds shell text or names
   assert.ok(pythonParses.statementsText - before.statementsText < source.indexOf('def builds'), 'the last statement was left out');
 });
 
+test('a class is parsed with only its members that matter, the same findings as a whole parse', async () => {
+  const source = [
+    'import subprocess',
+    '',
+    '',
+    '@dataclass',
+    'class Launcher:',
+    '    """Starts things."""',
+    '    name = "launcher"',
+    '',
+    '    @property',
+    '    def label(self):',
+    '        return self.name.title() = = 1',
+    '',
+    '    @staticmethod',
+    '    def start(cmd):',
+    '        # The one member that matters: a new session.',
+    '        return subprocess.Popen(cmd, start_new_session=True)',
+    '',
+    '    def stop(self):',
+    '        """A docstring at the body\'s level',
+    '    def fake(self):',
+    '        """',
+    '        return None',
+    '',
+  ].join('\n');
+  const whole = (await analysePython(source, { whole: true })).map((f) => `${f.line} ${f.rule}`).sort();
+  // The case is real: the whole parse sees the error in a member that holds no trigger.
+  assert.deepEqual(whole, ['11 parse-error', '16 py-new-session']);
+  const before = { ...pythonParses };
+  const partial = (await analysePython(source)).map((f) => `${f.line} ${f.rule}`);
+  assert.deepEqual(partial, ['16 py-new-session']);
+  assert.equal(pythonParses.wholeAfterStatements, before.wholeAfterStatements, 'the parts parsed without error');
+  assert.ok(pythonParses.statementsText - before.statementsText < source.length - source.indexOf('    @property') - 100, 'members were left out');
+
+  // `sp` is bound to subprocess: its uses are triggers, so the member holding one is parsed.
+  const watched = [
+    'import subprocess as sp',
+    '',
+    'class Runner:',
+    '    def quiet(self):',
+    '        return 1',
+    '',
+    '    def start(self, cmd):',
+    '        return sp.Popen(cmd, start_new_session=True)',
+    '',
+  ].join('\n');
+  assert.deepEqual((await analysePython(watched)).map((f) => `${f.line} ${f.rule}`), ['8 py-new-session']);
+  assert.deepEqual((await analysePython(watched)).map((f) => `${f.line} ${f.rule}`), (await analysePython(watched, { whole: true })).map((f) => `${f.line} ${f.rule}`));
+
+  // A class indented by tabs, or with one member, is given whole.
+  for (const body of ['\tdef a(self):\n\t\treturn 1\n\tdef b(self, cmd):\n\t\treturn subprocess.Popen(cmd, start_new_session=True)\n', '    def b(self, cmd):\n        return subprocess.Popen(cmd, start_new_session=True)\n']) {
+    const text = `import subprocess\n\nclass C:\n${body}`;
+    const statement = topLevelStatements(text)?.[1];
+    assert.ok(statement, 'the class is a statement');
+    const parsed = pythonParses.statementsText;
+    assert.deepEqual((await analysePython(text)).map((f) => f.rule), ['py-new-session']);
+    assert.ok(pythonParses.statementsText - parsed >= statement.end - statement.start, 'the class was parsed whole');
+  }
+});
+
 test('a file binding 20,000 names from a watched module is judged in one pass per text, not one per name', async () => {
   // A search of the whole text per imported name, and a sort of every trigger per name, took 17 s.
   const names = Array.from({ length: 20_000 }, (_, i) => `a${i}`).join(', ');

@@ -1,6 +1,6 @@
 // Which parts of a Python file the parser is given: the top-level statements (python-statements.ts)
 // that hold a trigger, as tree-sitter ranges. Positions in the tree stay those of the whole file.
-import type { Statement } from './python-statements.js';
+import type { BodyLine, Statement } from './python-statements.js';
 
 interface Point {
   row: number;
@@ -14,17 +14,35 @@ export interface Range {
   endPosition: Point;
 }
 
-/** The top-level statements chosen for parsing: those holding at least one offset of interest. */
+/** A stretch of a statement given to the parser: offsets, and where it starts and ends. */
+interface Part {
+  start: number;
+  end: number;
+  startRow: number;
+  endRow: number;
+  endColumn: number;
+}
+
+/**
+ * The top-level statements chosen for parsing: those holding at least one offset of interest. A
+ * class is given with only its members that hold one (and its header), when it has two members or
+ * more and some hold none: a class is most of a large file, and its methods are parsed alone as
+ * well as together. A member is a logical line at the body's level with all the lines under it; a
+ * decorator belongs to the definition after it.
+ */
 export class StatementSelection {
   /**
-   * The chosen statements as ranges for the parser, in order. Statements chosen one after the
-   * other share a range, with the blank and comment lines between them: the parser reads each
-   * range's start several times, so fewer ranges are fewer reads.
+   * The chosen statements (or their parts) as ranges for the parser, in order. Parts that follow
+   * one another share a range, as do statements chosen one after the other, with the blank and
+   * comment lines between them: the parser reads each range's start several times, so fewer ranges
+   * are fewer reads.
    */
   readonly ranges: Range[] = [];
   /** Where each chosen statement starts. */
   readonly starts: number[] = [];
   private readonly chosen: Uint8Array;
+  /** The parts kept of a class given in part, by its statement's index. */
+  private readonly partsOf = new Map<number, Part[]>();
 
   /** `offsets` ascending. */
   constructor(
@@ -38,22 +56,29 @@ export class StatementSelection {
       if (next === offsets.length || (offsets[next] as number) >= statement.end) return;
       this.chosen[index] = 1;
       this.starts.push(statement.start);
-      const last = this.ranges[this.ranges.length - 1];
-      if (last && index > 0 && this.chosen[index - 1] === 1) {
-        last.endIndex = statement.end;
-        last.endPosition = { row: statement.endRow, column: statement.endColumn };
-        return;
-      }
-      this.ranges.push({
-        startIndex: statement.start,
-        endIndex: statement.end,
-        startPosition: { row: statement.startRow, column: 0 },
-        endPosition: { row: statement.endRow, column: statement.endColumn },
+      const parts = membersHolding(statement, offsets, next);
+      if (parts) this.partsOf.set(index, parts);
+      const whole = [{ start: statement.start, end: statement.end, startRow: statement.startRow, endRow: statement.endRow, endColumn: statement.endColumn }];
+      (parts ?? whole).forEach((part, k) => {
+        const last = this.ranges[this.ranges.length - 1];
+        // The statement before, chosen and given to its end (its comment lines after it with it).
+        const follows = k === 0 ? index > 0 && this.chosen[index - 1] === 1 && last?.endIndex === (statements[index - 1] as Statement).end : last?.endIndex === part.start;
+        if (last && follows) {
+          last.endIndex = part.end;
+          last.endPosition = { row: part.endRow, column: part.endColumn };
+          return;
+        }
+        this.ranges.push({
+          startIndex: part.start,
+          endIndex: part.end,
+          startPosition: { row: part.startRow, column: 0 },
+          endPosition: { row: part.endRow, column: part.endColumn },
+        });
       });
     });
   }
 
-  /** Whether `offset` lies in a statement left out of the parse (not in a comment between statements). */
+  /** Whether `offset` lies in a statement, or a class's member, left out of the parse (not in a comment between statements). */
   leftOut(offset: number): boolean {
     let low = 0;
     let high = this.statements.length;
@@ -62,8 +87,41 @@ export class StatementSelection {
       if ((this.statements[middle] as Statement).end <= offset) low = middle + 1;
       else high = middle;
     }
-    return low < this.statements.length && (this.statements[low] as Statement).start <= offset && this.chosen[low] === 0;
+    if (low >= this.statements.length || (this.statements[low] as Statement).start > offset) return false;
+    if (this.chosen[low] === 0) return true;
+    const parts = this.partsOf.get(low);
+    return parts !== undefined && !parts.some((part) => part.start <= offset && offset < part.end);
   }
+}
+
+/**
+ * A class's header and those of its members that hold an offset (from `offsets[from]` on), or
+ * undefined where the class is given whole: not a class, fewer than two members, or all or none of
+ * its members holding one.
+ */
+function membersHolding(statement: Statement, offsets: number[], from: number): Part[] | undefined {
+  const lines = statement.lines;
+  if (!lines || lines.length < 2) return undefined;
+  const members: BodyLine[] = [];
+  let afterDecorator = false;
+  for (const line of lines) {
+    if (!afterDecorator) members.push(line);
+    afterDecorator = line.decorator;
+  }
+  if (members.length < 2) return undefined;
+  const first = members[0] as BodyLine;
+  const parts: Part[] = [{ start: statement.start, end: first.start, startRow: statement.startRow, endRow: first.row, endColumn: 0 }];
+  let at = from;
+  let kept = 0;
+  members.forEach((member, k) => {
+    const after = members[k + 1];
+    const end = after ? after.start : statement.end;
+    while (at < offsets.length && (offsets[at] as number) < member.start) at++;
+    if (at === offsets.length || (offsets[at] as number) >= end) return;
+    kept++;
+    parts.push({ start: member.start, end, startRow: member.row, endRow: after ? after.row : statement.endRow, endColumn: after ? 0 : statement.endColumn });
+  });
+  return kept === 0 || kept === members.length ? undefined : parts;
 }
 
 /** The most text handed to the parser at a time: its runtime copies it into a 10 KB buffer. */

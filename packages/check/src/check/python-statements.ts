@@ -20,7 +20,26 @@ export interface Statement {
   endRow: number;
   /** Column of `end` on `endRow`: 0 unless the file ends without a newline. */
   endColumn: number;
+  /**
+   * For a class (`class` at column 0, decorated or not): its body's logical lines, in order, each
+   * where its line starts, with its indentation's width (python-ranges.ts parses only the members
+   * that matter). Undefined for other statements, and for a class whose body is indented by tabs.
+   */
+  lines?: BodyLine[];
 }
+
+/** A logical line in a class's body. */
+export interface BodyLine {
+  /** Offset of the line's first character (its indentation's). */
+  start: number;
+  row: number;
+  indent: number;
+  /** Whether it is a decorator (`@…`): it belongs to the definition after it. */
+  decorator: boolean;
+}
+
+/** `class` as a statement's keyword. */
+const CLASS_KEYWORD = /class(?=[ \t(:\\])/y;
 
 /** Raised inside the tokenizer where it is unsure; caught at the top, never seen by callers. */
 class Unsure extends Error {}
@@ -104,16 +123,33 @@ class StatementScanner {
         if (this.i >= length || next === NEWLINE || next === CARRIAGE_RETURN || next === HASH) continue; // blank or comment line
         if (!current) throw new Unsure(); // indented code before any statement
         continues = true;
+        const lines = current.lines;
+        if (lines) {
+          if (text.charCodeAt(this.lineStart) === TAB || text.slice(this.lineStart, this.i).includes('\t')) current.lines = undefined;
+          else {
+            // Only the body's own level is kept; a line less indented than the first is odd: no members.
+            const indent = this.i - this.lineStart;
+            const level = lines[0]?.indent ?? indent;
+            if (indent === level) lines.push({ start: this.lineStart, row: this.row, indent, decorator: next === AT });
+            else if (indent < level) current.lines = undefined;
+          }
+        }
       } else if (c < SPACE || c === BACKSLASH) {
         throw new Unsure(); // a form feed, another control character, or a line that starts by continuing
       } else {
         CONTINUATION.lastIndex = this.i;
+        const decorated = afterDecorator;
         continues = afterDecorator || CONTINUATION.test(text);
         if (continues && !current) throw new Unsure();
         afterDecorator = c === AT;
+        CLASS_KEYWORD.lastIndex = this.i;
+        // The class a decorator (or none) leads: its body's lines are noted from here on.
+        if (current && decorated && !afterDecorator) current.lines = CLASS_KEYWORD.test(text) ? [] : undefined;
       }
       if (!continues) {
         current = { start: this.i, end: this.i, startRow: this.row, endRow: this.row, endColumn: 0 };
+        CLASS_KEYWORD.lastIndex = this.i;
+        if (CLASS_KEYWORD.test(text)) current.lines = [];
         this.statements.push(current);
       }
       this.scanLogicalLine();
