@@ -43,7 +43,7 @@ const CHILD_PROCESS: ModuleShape = {
 
 const PTY_SHAPE: ModuleShape = { functions: new Set(['spawn']), callableDefault: false, pty: true };
 /** node-pty's published forks and prebuilt builds under any scope (`@scrypted/node-pty`, `node-pty-prebuilt-multiarch`). */
-const PTY_FORK = /^(?:@[\w.-]+\/)?node-pty(?:-[\w.-]+)?$/;
+const PTY_FORK = /^(?!@types\/)(?:@[\w.-]+\/)?node-pty(?:-[\w.-]+)?$/;
 
 /** The spawn modules by specifier; node-pty's forks are known by their name's shape. */
 class SpawnModules extends Map<string, ModuleShape> {
@@ -426,13 +426,34 @@ function isDenoCommand(expression: ts.Expression): boolean {
   return ts.isPropertyAccessExpression(owner) && owner.name.text === 'Deno' && ts.isIdentifier(owner.expression) && owner.expression.text === 'globalThis';
 }
 
-/** The function or method a node is written in (own runners: a method's callers call it on `this`). */
-function enclosingCallable(node: ts.Node): ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression | ts.MethodDeclaration | undefined {
+/**
+ * The function or method whose parameter `name` is where `node` is written (the nearest that
+ * declares it: an inner callback that does not is looked through), with that parameter's position
+ * among those a caller passes (TypeScript's `this` parameter not counted).
+ */
+function functionDeclaring(node: ts.Node, name: string): { fn: ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression | ts.MethodDeclaration; index: number } | undefined {
   for (let at = node.parent; at; at = at.parent) {
-    if (ts.isFunctionDeclaration(at) || ts.isArrowFunction(at) || ts.isFunctionExpression(at) || ts.isMethodDeclaration(at)) return at;
-    if (ts.isConstructorDeclaration(at) || ts.isAccessor(at) || ts.isClassStaticBlockDeclaration(at)) return undefined;
+    if (ts.isFunctionDeclaration(at) || ts.isArrowFunction(at) || ts.isFunctionExpression(at) || ts.isMethodDeclaration(at)) {
+      const parameters = at.parameters.filter((parameter) => !(ts.isIdentifier(parameter.name) && parameter.name.text === 'this'));
+      const index = parameters.findIndex((parameter) => ts.isIdentifier(parameter.name) && parameter.name.text === name && !parameter.dotDotDotToken);
+      if (index >= 0) return { fn: at, index };
+      if (parameters.some((parameter) => !ts.isIdentifier(parameter.name))) return undefined; // a destructured one may bind it
+    }
+    if (ts.isConstructorDeclaration(at) || ts.isAccessor(at) || ts.isClassStaticBlockDeclaration(at) || ts.isSourceFile(at)) return undefined;
   }
   return undefined;
+}
+
+/** A class's method, or an arrow or function held in a class field (`run = (cmd) => …`), with its class and name; static members are not. */
+function classMemberOf(fn: ts.Node): { owner: ts.ClassLikeDeclaration; name: string } | undefined {
+  const member = ts.isMethodDeclaration(fn) ? fn : fn.parent && ts.isPropertyDeclaration(fn.parent) && fn.parent.initializer === fn ? fn.parent : undefined;
+  const owner = member?.parent;
+  if (!member || !owner || !(ts.isClassDeclaration(owner) || ts.isClassExpression(owner))) return undefined;
+  if (member.modifiers?.some((modifier) => modifier.kind === ts.SyntaxKind.StaticKeyword)) return undefined;
+  const name = propertyName(member.name);
+  // A name the class declares twice (an overload's signature aside) is read two ways: neither.
+  if (name === undefined || owner.members.filter((other) => other !== member && other.name !== undefined && propertyName(other.name) === name && !(ts.isMethodDeclaration(other) && !other.body)).length > 0) return undefined;
+  return { owner, name };
 }
 
 /** Whether a function's body binds `name` again (`cmd = cmd.trim()`, `cmd += ' --x'`, `let cmd`, `for (cmd of …)`). */
@@ -718,11 +739,15 @@ class JsFileAnalysis {
   private readonly heldLiterals = new Map<string, string[]>();
   /** The programs each class's `this.` members hold, by class (heldProgram). */
   private memberPrograms: Map<ts.Node, Map<string, string>> | undefined;
-  /** The file's own runners (findOwnRunners): `name` or `this.name` to the command parameter's position (-1: read two ways). */
+  /** The file's own runner functions (findOwnRunners): name to the command parameter's position (-1: read two ways). */
   private readonly ownRunners = new Map<string, number>();
+  /** The file's own runner methods, by class: name to the command parameter's position (-1: read two ways). */
+  private readonly ownMethods = new Map<ts.Node, Map<string, number>>();
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
+  /** How many function declarations the file has of each name (an own runner's name is declared once). */
+  private readonly functionCounts = new Map<string, number>();
   /** Writes to a variable after its declaration: `o.detached = v`, `o = {...}`, `Object.assign(o, ...)`. */
   private readonly mutations = new Map<string, ts.Expression[]>();
   /** Text added to a name (`cmd += ' &'`), by name: read after a value, as the end of a command line. */
@@ -806,30 +831,49 @@ class JsFileAnalysis {
    * The file's own command runners: functions and methods that hand one of their parameters, as
    * it is, to a spawn function as its command (`function sh(cmd) { return execSync(cmd, opts) }`,
    * a class's `run(command) { return spawn(command, { shell: true }) }`). What their callers pass
-   * there is a command, read as a spawn's own. Python's: python-own-runners.ts.
+   * there is a command, read as a spawn's own. A function is known by a name declared once in the
+   * file, a method (or an arrow held in a class field) by its class, called on `this` within it; a
+   * parameter bound again in the function is none. Python's: python-own-runners.ts.
    */
   private findOwnRunners(): void {
+    const rebound = new Map<ts.Node, Map<string, boolean>>();
     for (const call of this.calls) {
       const command = call.arguments[0] && unwrap(call.arguments[0]);
       if (!command || !ts.isIdentifier(command) || !this.isSpawnFunction(call.expression)) continue;
-      const fn = enclosingCallable(call);
-      if (!fn?.body) continue;
-      const index = fn.parameters.findIndex((parameter) => ts.isIdentifier(parameter.name) && parameter.name.text === command.text && !parameter.dotDotDotToken);
-      if (index < 0 || rebindsName(fn.body.getText(this.sf), command.text)) continue;
-      const method = ts.isMethodDeclaration(fn);
-      const name = method ? propertyName(fn.name) : functionName(fn);
-      if (name === undefined || this.bindings.has(name)) continue;
-      const key = method ? `this.${name}` : name;
-      const previous = this.ownRunners.get(key);
-      this.ownRunners.set(key, previous !== undefined && previous !== index ? -1 : index); // read two ways: neither
+      const found = functionDeclaring(call, command.text);
+      if (!found?.fn.body) continue;
+      const { fn, index } = found;
+      let names = rebound.get(fn);
+      if (!names) rebound.set(fn, (names = new Map()));
+      let again = names.get(command.text);
+      if (again === undefined) names.set(command.text, (again = rebindsName((fn.body as ts.Node).getText(this.sf), command.text)));
+      if (again) continue;
+      const member = classMemberOf(fn);
+      if (member) {
+        let methods = this.ownMethods.get(member.owner);
+        if (!methods) this.ownMethods.set(member.owner, (methods = new Map()));
+        const previous = methods.get(member.name);
+        methods.set(member.name, previous !== undefined && previous !== index ? -1 : index); // read two ways: neither
+        continue;
+      }
+      if (ts.isMethodDeclaration(fn)) continue; // an object literal's method: called on the object, not followed
+      const name = functionName(fn);
+      if (name === undefined || this.bindings.has(name) || this.parameterNames.has(name)) continue;
+      const declarations = (this.variables.get(name)?.length ?? 0) + (this.functionCounts.get(name) ?? 0);
+      if (declarations !== 1) continue;
+      const previous = this.ownRunners.get(name);
+      this.ownRunners.set(name, previous !== undefined && previous !== index ? -1 : index);
     }
   }
 
   /** A call of one of the file's own runners: its command argument read as shell text, as a spawn's is. */
   private checkOwnRunnerCall(call: ts.CallExpression, callee: ts.Expression): void {
-    if (this.ownRunners.size === 0) return;
-    const key = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) && callee.expression.kind === SK.ThisKeyword ? `this.${callee.name.text}` : undefined;
-    const index = key === undefined ? undefined : this.ownRunners.get(key);
+    let index: number | undefined;
+    if (ts.isIdentifier(callee)) index = this.ownRunners.get(callee.text);
+    else if (this.ownMethods.size > 0 && ts.isPropertyAccessExpression(callee) && callee.expression.kind === SK.ThisKeyword) {
+      const owner = enclosingClass(call);
+      index = owner && this.ownMethods.get(owner)?.get(callee.name.text);
+    }
     if (index === undefined || index < 0) return;
     if (call.arguments.slice(0, index + 1).some((argument) => ts.isSpreadElement(argument))) return; // where the command falls is not known
     const command = call.arguments[index];
@@ -980,7 +1024,10 @@ class JsFileAnalysis {
         break;
       case SK.FunctionDeclaration: {
         const declaration = node as ts.FunctionDeclaration;
-        if (declaration.name) this.functions.set(declaration.name.text, declaration);
+        if (declaration.name) {
+          this.functions.set(declaration.name.text, declaration);
+          this.functionCounts.set(declaration.name.text, (this.functionCounts.get(declaration.name.text) ?? 0) + 1);
+        }
         if (hasExportModifier(declaration)) this.exportNodes.push(declaration);
         break;
       }
@@ -1420,8 +1467,13 @@ class JsFileAnalysis {
     if (ts.isIdentifier(callee)) return SPAWN_FAMILY_NAMES.has(callee.text);
     if (!ts.isPropertyAccessExpression(callee) || !SPAWN_FAMILY_NAMES.has(callee.name.text)) return false;
     const owner = unwrap(callee.expression);
-    // `new Deno.Command(program, options).spawn()`: Deno's child.
+    // `new Deno.Command(program, options).spawn()`, or on a name holding one: Deno's child.
     if (ts.isNewExpression(owner)) return callee.name.text === 'spawn' && isDenoCommand(owner.expression);
+    if (callee.name.text === 'spawn' && this.namesDenoCommand && ts.isIdentifier(owner)) {
+      const declarations = this.variables.get(owner.text) ?? [];
+      const held = declarations.length === 1 ? declarations[0]?.initializer && unwrap(declarations[0].initializer) : undefined;
+      if (held && ts.isNewExpression(held) && isDenoCommand(held.expression)) return true;
+    }
     return ts.isIdentifier(owner) && !this.variables.has(owner.text) && !this.parameterNames.has(owner.text);
   }
 
@@ -1951,8 +2003,9 @@ class JsFileAnalysis {
       return;
     }
     const settings = options && unwrap(options);
-    const argsProperty = settings && ts.isObjectLiteralExpression(settings) ? settings.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && this.keyOf(p.name) === 'args') : undefined;
-    const args = argsProperty?.initializer;
+    const argsProperty = settings && ts.isObjectLiteralExpression(settings) ? settings.properties.find((p) => (ts.isPropertyAssignment(p) || ts.isShorthandPropertyAssignment(p)) && this.keyOf(p.name) === 'args') : undefined;
+    // `{ args: [...] }`, or `{ args }` naming a list held in a name (read as held text, checkShellText).
+    const args = argsProperty && ts.isPropertyAssignment(argsProperty) ? argsProperty.initializer : argsProperty && ts.isShorthandPropertyAssignment(argsProperty) ? argsProperty.name : undefined;
     const before = this.findings.length;
     this.checkShellText(program);
     if (args) this.checkShellText(args);

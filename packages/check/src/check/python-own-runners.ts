@@ -4,18 +4,30 @@
  * `subprocess.Popen(command, shell=True, ...)`). What a call of such a function passes for that
  * parameter is a command, read as the runner's own argument would be. Read from the text, before
  * parsing, because the calls decide which statements are parsed at all.
+ *
+ * Only what the text shows one way counts: a name defined or bound more than once in its scope, a
+ * parameter bound again anywhere in the function (`cmd = shlex.split(cmd)`, a loop or comprehension
+ * variable, a lambda's or a nested function's parameter), and a method called from outside its
+ * class are not read.
  */
 
 /** A function of the file that runs one of its parameters. */
 export interface OwnRunner {
-  /** Its parameter's position among the positional ones a caller writes (`self`/`cls` not counted). */
+  /** Its parameter's position among the positional ones a caller writes (`self`/`cls` not counted), or -1 (keyword-only). */
   index: number;
   /** The parameter's name, for a caller that passes it by keyword. */
   parameter: string;
-  /** A method (its first parameter `self` or `cls`): called as `self.name(...)`. */
+  /** A method: called as `self.name(...)`, `cls.name(...)` or `Class.name(...)` within its class. */
   method: boolean;
+  /** For a method, the offsets of its class's text: only calls there are its. */
+  classStart: number;
+  classEnd: number;
+  /** For a method, its class's name. */
+  className: string;
   /** Whether the runner hands it to a shell (`shell=True`, `os.system`, `os.popen`). */
   shell: boolean;
+  /** Whether the command alone may be a documented program (not for os.exec*, os.spawn*, posix_spawn, which take a path first). */
+  alone: boolean;
 }
 
 /** A runner's call whose first argument is a bare name: `subprocess.Popen(command, ...)`, `run_cmd(cmd)`. */
@@ -24,22 +36,29 @@ const CALL_OF_NAME = /(?:([A-Za-z_]\w*)\s*\.\s*)?([A-Za-z_]\w*)\s*\(\s*([A-Za-z_
 const LONG_OWNER = /(?:[\w)\]]\s*\.\s*[A-Za-z_]\w*|[)\]])\s*\.\s*$/;
 /** Before a runner's owner (`subprocess` in `self.subprocess.Popen`): any owner. */
 const ANY_OWNER = /[\w)\]]\s*\.\s*$/;
-const DEF = /^([ \t]*)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(/gm;
+const BLOCK = /^([ \t]*)(?:(?:async[ \t]+)?(def)|(class))[ \t]+([A-Za-z_]\w*)[ \t]*([(:])/gm;
 const SHELL_TRUE = /\bshell\s*=\s*True\b/;
 /** Runners whose command is always shell text. */
 const SHELL_RUNNERS = new Set(['system', 'popen', 'getoutput', 'getstatusoutput', 'create_subprocess_shell']);
+/** Runners that take a path, then the words: their command alone is not a program's name. */
+const PATH_FIRST = /^(?:exec\w*|spawn\w*|posix_spawnp?)$/;
 
-interface FunctionSpan {
+interface Block {
+  kind: 'def' | 'class';
   name: string;
   indent: number;
-  /** Offsets of the parameter list's text, between its parentheses. */
+  /** Where its line starts. */
+  start: number;
+  /** Offsets of the parameter list's text, between its parentheses (a def's; a class's: its header's end). */
   paramsStart: number;
   paramsEnd: number;
-  /** Where the body ends: the first later line indented no deeper than the `def` (or the text's end). */
+  /** Where the body ends: the first later line (code) indented no deeper than the block (or the text's end). */
   end: number;
+  /** The innermost block holding it. */
+  parent: Block | undefined;
 }
 
-/** The offset of the `)` closing the `(` just before `from`, or -1 (strings and comments are not read: signatures seldom hold them). */
+/** The offset of the `)` closing the `(` just before `from`, or -1 (strings and comments are not read: signatures seldom hold brackets in them). */
 function closingParen(text: string, from: number, limit: number): number {
   let depth = 1;
   for (let i = from; i < limit; i++) {
@@ -52,68 +71,65 @@ function closingParen(text: string, from: number, limit: number): number {
   return -1;
 }
 
-/** Every `def` of the text with its body's extent, in order of their starts. */
-function functionSpans(text: string): FunctionSpan[] {
-  const spans: FunctionSpan[] = [];
-  DEF.lastIndex = 0;
-  for (let match = DEF.exec(text); match; match = DEF.exec(text)) {
+/** Where a block's body ends: the first line after `from` (not blank, not a comment) indented no deeper than `indent`. */
+function bodyEnd(text: string, from: number, indent: number): number {
+  let line = text.indexOf('\n', from);
+  while (line >= 0 && line < text.length) {
+    const start = line + 1;
+    let i = start;
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+    const c = text[i];
+    // A docstring's unindented line ends it early: a miss, never a wrong runner.
+    if (c !== undefined && c !== '\n' && c !== '\r' && c !== '#' && i - start <= indent) return start;
+    line = text.indexOf('\n', start);
+  }
+  return text.length;
+}
+
+/** Every `def` and `class` of the text with its body's extent and the block holding it, in order of their starts. */
+function blocksOf(text: string): Block[] {
+  const blocks: Block[] = [];
+  const open: Block[] = [];
+  BLOCK.lastIndex = 0;
+  for (let match = BLOCK.exec(text); match; match = BLOCK.exec(text)) {
     const indent = (match[1] as string).length;
     const paramsStart = match.index + match[0].length;
-    const paramsEnd = closingParen(text, paramsStart, Math.min(text.length, paramsStart + 4000));
+    const paramsEnd = match[5] === '(' ? closingParen(text, paramsStart, Math.min(text.length, paramsStart + 4000)) : paramsStart;
     if (paramsEnd < 0) continue;
-    // The body: from the line after the signature to the first line (not blank, not a comment)
-    // indented no deeper than the def. A docstring's unindented line ends it early: a miss, never a wrong runner.
-    let end = text.length;
-    let line = text.indexOf('\n', paramsEnd);
-    while (line >= 0 && line < text.length) {
-      const start = line + 1;
-      let i = start;
-      while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
-      const c = text[i];
-      if (c !== undefined && c !== '\n' && c !== '\r' && c !== '#' && i - start <= indent) {
-        end = start;
-        break;
-      }
-      line = text.indexOf('\n', start);
-    }
-    spans.push({ name: match[2] as string, indent, paramsStart, paramsEnd, end });
+    while (open.length > 0 && (open[open.length - 1] as Block).end <= match.index) open.pop();
+    const block: Block = { kind: match[2] ? 'def' : 'class', name: match[4] as string, indent, start: match.index, paramsStart, paramsEnd, end: bodyEnd(text, paramsEnd, indent), parent: open[open.length - 1] };
+    blocks.push(block);
+    open.push(block);
   }
-  return spans;
+  return blocks;
 }
 
 /**
- * The innermost function whose body holds `at`: walking back from the last `def` before it, the
- * first whose body reaches past it. A top-level `def` that does not reach it ends the walk (no
- * earlier function can), so the walk is short but in a class with very many methods.
+ * The innermost function whose body holds `at`: the last block starting before it, or the nearest
+ * of its outer blocks that reaches past it (a block holding `at` holds every block that starts
+ * between the two): a walk as long as the nesting, however many blocks the file has.
  */
-function innermostHolding(spans: readonly FunctionSpan[], at: number): FunctionSpan | undefined {
+function innermostFunction(blocks: readonly Block[], at: number): Block | undefined {
   let low = 0;
-  let high = spans.length;
+  let high = blocks.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if ((spans[middle] as FunctionSpan).paramsEnd < at) low = middle + 1;
+    if ((blocks[middle] as Block).paramsEnd < at) low = middle + 1;
     else high = middle;
   }
-  for (let i = low - 1; i >= 0; i--) {
-    const span = spans[i] as FunctionSpan;
-    if (span.end > at) return span;
-    if (span.indent === 0) return undefined;
-  }
+  for (let block = blocks[low - 1]; block; block = block.parent) if (block.end > at) return block.kind === 'def' ? block : undefined;
   return undefined;
 }
 
-/** Whether `body` binds `name` again: an assignment starting a line, a loop, a `with … as`, a walrus. */
-function rebinds(body: string, name: string): boolean {
-  return new RegExp(String.raw`^[ \t]*${name}[ \t]*(?:[-+*/%|&^@]|//|>>|<<|\*\*)?=(?!=)|\bfor[ \t]+${name}[ \t]+in\b|\bas[ \t]+${name}\b|\b${name}[ \t]*:=`, 'm').test(body);
-}
-
-/** The parameters' names in order, as a caller passes them positionally (none after a bare `*` or `*args`). */
-function positionalParameters(list: string): string[] {
+/** The parameters' names as written (strings and comments taken out), and how many a caller passes by position. */
+function parametersOf(list: string): { names: string[]; positional: number } {
+  const text = list.replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, (found) => (found.startsWith('#') ? '' : "''"));
   const names: string[] = [];
+  let positional = -1;
   let depth = 0;
   let part = '';
   const parts: string[] = [];
-  for (const c of list) {
+  for (const c of text) {
     if (c === '(' || c === '[' || c === '{') depth++;
     else if (c === ')' || c === ']' || c === '}') depth--;
     if (c === ',' && depth === 0) {
@@ -123,25 +139,79 @@ function positionalParameters(list: string): string[] {
   }
   parts.push(part);
   for (const raw of parts) {
-    const text = raw.replace(/#[^\n]*/g, '').trim();
-    if (text === '' || text === '/') continue;
-    if (text.startsWith('*')) break;
-    const name = /^[A-Za-z_]\w*/.exec(text);
+    const written = raw.trim();
+    if (written === '' || written === '/') continue;
+    if (written.startsWith('*')) {
+      // `*args` or a bare `*`: what follows is keyword-only; `**kwargs` ends the list.
+      if (positional < 0) positional = names.length;
+      if (written.startsWith('**')) break;
+      continue;
+    }
+    const name = /^[A-Za-z_]\w*/.exec(written);
     if (!name) break;
     names.push(name[0]);
+  }
+  return { names, positional: positional < 0 ? names.length : positional };
+}
+
+/** Whether `body` binds `name` again anywhere: an assignment (a tuple's too), a loop or comprehension, a `with … as`, a walrus, a lambda's or a nested function's parameter. */
+function rebinds(body: string, name: string): boolean {
+  const target = String.raw`(?:[\w.*]+[ \t]*,[ \t]*)*${name}(?:[ \t]*,[ \t]*[\w.*]+)*[ \t]*(?::[^=\n]+)?(?:[-+*/%|&^@]|//|>>|<<|\*\*)?=(?!=)`;
+  return new RegExp(
+    String.raw`(?:^|[;:])[ \t]*\(?${target}|\bfor\b[^\n:]*?\b${name}\b[^\n:]*?\bin\b|\bas[ \t]+${name}\b|\b${name}[ \t]*:=|\blambda\b[^:\n]*\b${name}\b|\bdef[ \t]+\w+[ \t]*\([^)]*\b${name}\b|\b(?:global|nonlocal)\b[^\n]*\b${name}\b`,
+    'm',
+  ).test(body);
+}
+
+/** A name bound otherwise than by a `def`: assigned, imported, a class, a loop's. */
+const OTHER_BINDING = /(?:^|[;:])[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)|\bas[ \t]+([A-Za-z_]\w*)|\bclass[ \t]+([A-Za-z_]\w*)|\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in\b|^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+([^\n]*)/gm;
+
+/** The names the text binds otherwise than by a `def`, in one pass (a name bound so anywhere is not read as a runner). */
+function namesBoundOtherwise(text: string): Set<string> {
+  const names = new Set<string>();
+  OTHER_BINDING.lastIndex = 0;
+  for (let match = OTHER_BINDING.exec(text); match; match = OTHER_BINDING.exec(text)) {
+    const single = match[1] ?? match[2] ?? match[3] ?? match[4];
+    if (single !== undefined) names.add(single);
+    else for (const name of (match[5] as string).match(/[A-Za-z_]\w*/g) ?? []) names.add(name);
   }
   return names;
 }
 
+/** How many times each function is defined in its scope: `name` for a function, `Class.name` for a method (a class's nested functions count as functions). */
+function countDefinitions(blocks: readonly Block[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const block of blocks) {
+    if (block.kind !== 'def') continue;
+    const key = block.parent?.kind === 'class' ? `${block.parent.name}.${block.name}` : block.name;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The decorators written on the lines just above a block (its indentation's). */
+function decoratorsAbove(text: string, start: number): string {
+  let decorators = '';
+  for (let end = start - 1; end > 0; ) {
+    const from = text.lastIndexOf('\n', end - 1) + 1;
+    const line = text.slice(from, end).trim();
+    if (!line.startsWith('@')) break;
+    decorators += `${line}\n`;
+    end = from - 1;
+  }
+  return decorators;
+}
+
 /**
- * The file's own runners by name, read from the runner calls at `calls` (offsets where a
- * runner's name or owner starts: RUNNER_CALLS' matches). A name defined twice with different
- * readings is left out.
+ * The file's own runners by name (a method's by `Class.name`), read from the runner calls at
+ * `calls` (offsets where a runner's name or owner starts: RUNNER_CALLS' matches).
  */
 export function ownRunners(text: string, calls: readonly number[]): Map<string, OwnRunner> {
   const runners = new Map<string, OwnRunner>();
-  let spans: FunctionSpan[] | undefined;
-  const conflicting = new Set<string>();
+  let blocks: Block[] | undefined;
+  let otherwise: Set<string> | undefined;
+  let definitions: Map<string, number> | undefined;
+  const judged = new Set<string>();
   for (const at of calls) {
     CALL_OF_NAME.lastIndex = at;
     const call = CALL_OF_NAME.exec(text);
@@ -150,37 +220,77 @@ export function ownRunners(text: string, calls: readonly number[]): Map<string, 
     // `utils.RunCmd`), not `self.module.run_command` or `get().run_command`.
     const before = text.slice(Math.max(0, at - 200), at);
     if ((call[1] === undefined ? LONG_OWNER : ANY_OWNER).test(before)) continue;
-    spans ??= functionSpans(text);
-    const owner = innermostHolding(spans, at);
+    blocks ??= blocksOf(text);
+    const owner = innermostFunction(blocks, at);
     if (!owner) continue;
-    const parameters = positionalParameters(text.slice(owner.paramsStart, owner.paramsEnd));
-    const method = parameters[0] === 'self' || parameters[0] === 'cls';
-    const callerParameters = method ? parameters.slice(1) : parameters;
     const argument = call[3] as string;
-    const index = callerParameters.indexOf(argument);
-    // The parameter as it is: not bound again before the call (`cmd = shlex.split(cmd)`, `for cmd in …`).
-    if (index < 0 || rebinds(text.slice(owner.paramsEnd, at), argument)) continue;
+    // Once a function and name: a function running its parameter 20,000 times reads its body once.
+    const key = `${owner.start}:${argument}`;
+    if (judged.has(key)) continue;
+    judged.add(key);
+    const classBlock = owner.parent?.kind === 'class' ? owner.parent : undefined;
+    const { names, positional } = parametersOf(text.slice(owner.paramsStart, owner.paramsEnd));
+    const decorators = classBlock ? decoratorsAbove(text, owner.start) : '';
+    const skipsFirst = classBlock !== undefined && !/@staticmethod\b/.test(decorators) && (names[0] === 'self' || names[0] === 'cls' || /@classmethod\b/.test(decorators));
+    const callerNames = skipsFirst ? names.slice(1) : names;
+    const found = callerNames.indexOf(argument);
+    if (found < 0 || rebinds(text.slice(owner.paramsEnd, owner.end), argument)) continue;
+    const index = found < (skipsFirst ? positional - 1 : positional) ? found : -1;
+    const name = classBlock ? `${classBlock.name}.${owner.name}` : owner.name;
+    otherwise ??= namesBoundOtherwise(text);
+    definitions ??= countDefinitions(blocks);
+    if (otherwise.has(owner.name) || (definitions.get(name) ?? 0) > 1 || runners.has(name)) {
+      runners.delete(name); // read two ways: neither
+      continue;
+    }
     const paren = text.indexOf('(', at);
     const close = closingParen(text, paren + 1, owner.end);
-    const shell = SHELL_RUNNERS.has(call[2] as string) || (close > paren && SHELL_TRUE.test(text.slice(paren, close)));
-    const previous = runners.get(owner.name);
-    if (previous && (previous.index !== index || previous.method !== method)) conflicting.add(owner.name);
-    else if (!previous || shell) runners.set(owner.name, { index, parameter: argument, method, shell });
+    const runner = call[2] as string;
+    runners.set(name, {
+      index,
+      parameter: argument,
+      method: classBlock !== undefined,
+      classStart: classBlock?.start ?? 0,
+      classEnd: classBlock?.end ?? text.length,
+      className: classBlock?.name ?? '',
+      shell: SHELL_RUNNERS.has(runner) || (close > paren && SHELL_TRUE.test(text.slice(paren, close))),
+      alone: !(call[1] === 'os' && PATH_FIRST.test(runner)),
+    });
   }
-  for (const name of conflicting) runners.delete(name);
   return runners;
 }
 
-/** Offsets where the own runners are called (`name(` for a function, `self.name(`/`cls.name(` for a method), ascending. */
+/** The methods among the runners, by their own name (ownRunnerAt), built once a map. */
+const methodsByName = new WeakMap<ReadonlyMap<string, OwnRunner>, Map<string, OwnRunner[]>>();
+
+/** The runner a call at `at` of `name` (`name(`, or `self.name(`, `cls.name(`, `Class.name(` within its class) is, if any. */
+export function ownRunnerAt(runners: ReadonlyMap<string, OwnRunner>, owner: string | undefined, name: string, at: number): OwnRunner | undefined {
+  if (owner === undefined) {
+    const runner = runners.get(name);
+    return runner && !runner.method ? runner : undefined;
+  }
+  let methods = methodsByName.get(runners);
+  if (!methods) {
+    methods = new Map();
+    for (const [key, runner] of runners) if (runner.method) methods.set(key.slice(key.lastIndexOf('.') + 1), [...(methods.get(key.slice(key.lastIndexOf('.') + 1)) ?? []), runner]);
+    methodsByName.set(runners, methods);
+  }
+  for (const runner of methods.get(name) ?? []) {
+    if (at >= runner.classStart && at < runner.classEnd && (owner === 'self' || owner === 'cls' || owner === runner.className)) return runner;
+  }
+  return undefined;
+}
+
+/** Offsets where the own runners are called, ascending. */
 export function ownRunnerCalls(text: string, runners: ReadonlyMap<string, OwnRunner>): number[] {
   if (runners.size === 0) return [];
-  const names = [...runners.keys()].join('|');
+  const names = [...new Set([...runners.keys()].map((key) => key.slice(key.lastIndexOf('.') + 1)))].join('|');
   const calls: number[] = [];
-  const pattern = new RegExp(String.raw`(?<![\w.])(?:(self|cls)\s*\.\s*)?(${names})\s*\(`, 'g');
+  const pattern = new RegExp(String.raw`(?<![\w.])(?:([A-Za-z_]\w*)\s*\.\s*)?(${names})\s*\(`, 'g');
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-    const runner = runners.get(match[2] as string) as OwnRunner;
     // Not the definition itself (`def name(`).
-    if (runner.method === (match[1] !== undefined) && !/\bdef\s+$/.test(text.slice(Math.max(0, match.index - 12), match.index))) calls.push(match.index);
+    if (match[1] === undefined && /\bdef\s+$/.test(text.slice(Math.max(0, match.index - 12), match.index))) continue;
+    if (ownRunnerAt(runners, match[1], match[2] as string, match.index)) calls.push(match.index);
   }
   return calls;
 }

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
-import { type OwnRunner, ownRunnerCalls, ownRunners } from './python-own-runners.js';
+import { type OwnRunner, ownRunnerAt, ownRunnerCalls, ownRunners } from './python-own-runners.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
 import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, mayHoldOptions, PROJECT_RUNNER_NAMES, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
@@ -587,7 +587,7 @@ const SSH_OPTIONS_KEYWORD = /^ssh_?(?:opts|options|args|flags)$/;
 const OPTION_NAMES = new Set([...SESSION_OPTIONS, ...GROUP_OPTIONS, 'creationflags']);
 const OPTION_WORDS = /start_new_session|setsid|process_group|setpgroup|creationflags/;
 /** Last names of DETACHING_NAMES and the Windows flags: an attribute ending otherwise is harmless. */
-const DETACHING_MEMBER = /(?:setsid|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB)$/;
+const DETACHING_MEMBER = /(?:setsid|daemonize|setpgid|setpgrp|fork|spawnu?|runu?|forkpty|DaemonContext|Daemonize|DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP|CREATE_NEW_CONSOLE|CREATE_BREAKAWAY_FROM_JOB)$/;
 /**
  * `NAME = "text"` or `NAME = ["a", 'b']` on one line (string prefixes allowed, no continuation);
  * a list may go on with values added to it (`["start", term, "-NoExit"] + cmd`).
@@ -1506,8 +1506,8 @@ class PythonFileAnalysis {
     if ((member !== undefined && (DETACH_HELPERS.has(member) || member === 'setdefault')) || COMMAND_RUNNERS.test(qualified)) {
       this.checkCall(cursor.currentNode);
     }
-    const own = member === undefined ? undefined : this.ownRunners.get(member);
-    if (own && (own.method ? qualified === `self.${member}` || qualified === `cls.${member}` : qualified === member)) this.checkOwnRunnerCall(cursor.currentNode, own);
+    const own = member === undefined || this.ownRunners.size === 0 ? undefined : this.ownRunnerOf(member, qualified, cursor.startIndex);
+    if (own) this.checkOwnRunnerCall(cursor.currentNode, own);
     if (member === 'spawn') this.checkPtyShape(cursor.currentNode);
     if (member !== undefined && SHELL_EXECUTE.test(member)) this.checkShellExecute(cursor.currentNode, member);
     if (member === 'signal' && qualified === 'signal.signal') this.checkHangupIgnored(cursor.currentNode);
@@ -1913,6 +1913,13 @@ class PythonFileAnalysis {
     if (alone && this.findings.length === before) this.checkLoneProgram(argument);
   }
 
+  /** The own runner a call of `member` (qualified `qualified`, at `at`) is: a plain name's, or a method's on `self`, `cls` or its class. */
+  private ownRunnerOf(member: string, qualified: string, at: number): OwnRunner | undefined {
+    if (qualified === member) return ownRunnerAt(this.ownRunners, undefined, member, at);
+    const dot = qualified.length - member.length - 1;
+    return dot > 0 && qualified.endsWith(`.${member}`) ? ownRunnerAt(this.ownRunners, qualified.slice(0, dot), member, at) : undefined;
+  }
+
   /** A call of one of the file's own runners (python-own-runners.ts): what it passes for the parameter it runs is the command. */
   private checkOwnRunnerCall(node: SyntaxNode, runner: OwnRunner): void {
     const args = node.childForFieldName('arguments');
@@ -1920,16 +1927,16 @@ class PythonFileAnalysis {
     let command: SyntaxNode | undefined;
     let position = 0;
     for (const argument of args.namedChildren) {
-      if (!argument || argument.type === 'comment') continue;
+      if (!argument || argument.type === 'comment' || argument.type === 'dictionary_splat') continue;
       if (argument.type === 'keyword_argument') {
         if (argument.childForFieldName('name')?.text === runner.parameter) command = argument.childForFieldName('value') ?? undefined;
-      } else if (argument.type === 'list_splat' || argument.type === 'dictionary_splat') {
-        return; // where the command falls is not known
+      } else if (argument.type === 'list_splat') {
+        if (runner.index >= position) return; // where the command falls is not known
       } else if (position++ === runner.index) {
         command = argument;
       }
     }
-    if (command) this.checkCommand(command, runner.shell, true);
+    if (command) this.checkCommand(command, runner.shell, runner.alone);
   }
 
   /** `os.system("sshd")`, `Popen(["nginx"])`: the runner's command a documented program alone. */

@@ -545,16 +545,11 @@ export function withShellQuoting(command: string, depth = 0): string {
   // which made a line of 40,000 quoted words take 0.8 s and of 80,000, 6 s).
   const parts: string[] = [];
   const firstWord = command.search(/\S/);
-  // Whether the shell word being read began as an inner shell's script: its later quoted parts
-  // are more of that script (`bash -c "(X="$v" make >>log 2>&1)&"`, a value spliced between them).
-  let innerWord = false;
   let i = 0;
   while (i < command.length) {
     const next = nextQuoteOrEscape(command, i);
     if (next > i) {
-      const plain = command.slice(i, next);
-      parts.push(plain);
-      if (innerWord && /[\s;&|()<>]/.test(plain)) innerWord = false;
+      parts.push(command.slice(i, next));
       i = next;
       continue;
     }
@@ -564,22 +559,58 @@ export function withShellQuoting(command: string, depth = 0): string {
       i += 2;
       continue;
     }
+    const tail = tailOf(parts);
+    if (INNER_SHELL_BEFORE.test(tail)) {
+      // An inner shell's script: the whole shell word, its quoted parts and what is spliced between
+      // them (`bash -c "(X="$v" make >>log 2>&1)&"`) read as one script, in the quotes it opened with.
+      const word = shellWord(command, i);
+      if (word === undefined) return parts.join('') + command.slice(i); // unclosed: as it is
+      parts.push(`${c}${withShellQuoting(word.script, depth + 1)}${c}`);
+      i = word.end;
+      continue;
+    }
     let end = i + 1;
     while (end < command.length && command[end] !== c) end += c === '"' && command[end] === '\\' ? 2 : 1;
     if (end >= command.length) return parts.join('') + command.slice(i); // unclosed: as it is
     const inner = command.slice(i + 1, end);
-    const tail = tailOf(parts);
     // A quoted word where a command starts is its program (`"C:\Program Files\x\elevate.exe" setup`):
     // kept, as one word. Elsewhere quoted text is an argument, blanked.
     const program = (i === firstWord || /[;&|(]\s*$/.test(tail)) && !/[\n;&|]/.test(inner);
     // A quoted option word is kept as well, its quotes as blanks (`"sshd" "-D"`): blanked, the flag
     // would read as absent.
     const option = /^--?[A-Za-z][\w-]*$/.test(inner);
-    innerWord = (innerWord && /\S$/.test(tail)) || INNER_SHELL_BEFORE.test(tail);
-    parts.push(innerWord ? `${c}${withShellQuoting(inner, depth + 1)}${c}` : program ? `${c}${inner.replace(/\s/g, '_')}${c}` : option ? ` ${inner} ` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
+    parts.push(program ? `${c}${inner.replace(/\s/g, '_')}${c}` : option ? ` ${inner} ` : `${c}${inner.replace(/[^\n]/g, 'x')}${c}`);
     i = end + 1;
   }
   return parts.join('');
+}
+
+/**
+ * The shell word starting with the quote at `from`: its text as the shell hands it on (quoted
+ * parts without their quotes, unquoted parts as they are, up to a blank or an operator outside
+ * quotes) and where it ends; undefined if a quote is left open.
+ */
+function shellWord(command: string, from: number): { script: string; end: number } | undefined {
+  const pieces: string[] = [];
+  let i = from;
+  while (i < command.length) {
+    const c = command[i] as string;
+    if (c === '"' || c === "'") {
+      let end = i + 1;
+      while (end < command.length && command[end] !== c) end += c === '"' && command[end] === '\\' ? 2 : 1;
+      if (end >= command.length) return undefined;
+      pieces.push(command.slice(i + 1, end));
+      i = end + 1;
+    } else if (/[\s;&|()<>]/.test(c)) {
+      break;
+    } else {
+      let end = i + 1;
+      while (end < command.length && !/[\s;&|()<>"']/.test(command[end] as string)) end++;
+      pieces.push(command.slice(i, end));
+      i = end;
+    }
+  }
+  return { script: pieces.join(''), end: i };
 }
 
 /** The index of the next quote or backslash at or after `from`, or the end. */
