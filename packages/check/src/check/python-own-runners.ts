@@ -71,19 +71,17 @@ function closingParen(text: string, from: number, limit: number): number {
   return -1;
 }
 
+/** By indentation: a line (code, not blank or a comment) indented no deeper than it. */
+const DEDENTS = new Map<number, RegExp>();
+
 /** Where a block's body ends: the first line after `from` (not blank, not a comment) indented no deeper than `indent`. */
 function bodyEnd(text: string, from: number, indent: number): number {
-  let line = text.indexOf('\n', from);
-  while (line >= 0 && line < text.length) {
-    const start = line + 1;
-    let i = start;
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
-    const c = text[i];
-    // A docstring's unindented line ends it early: a miss, never a wrong runner.
-    if (c !== undefined && c !== '\n' && c !== '\r' && c !== '#' && i - start <= indent) return start;
-    line = text.indexOf('\n', start);
-  }
-  return text.length;
+  let dedent = DEDENTS.get(indent);
+  if (!dedent) DEDENTS.set(indent, (dedent = new RegExp(String.raw`\n(?=[ \t]{0,${indent}}[^ \t\n\r#])`, 'g')));
+  // A docstring's unindented line ends it early: a miss, never a wrong runner.
+  dedent.lastIndex = from;
+  const found = dedent.exec(text);
+  return found ? found.index + 1 : text.length;
 }
 
 /** Every `def` and `class` of the text with its body's extent and the block holding it, in order of their starts. */
@@ -163,19 +161,33 @@ function rebinds(body: string, name: string): boolean {
   ).test(body);
 }
 
-/** A name bound otherwise than by a `def`: assigned, imported, a class, a loop's. */
-const OTHER_BINDING = /(?:^|[;:])[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)|\bas[ \t]+([A-Za-z_]\w*)|\bclass[ \t]+([A-Za-z_]\w*)|\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in\b|^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+([^\n]*)/gm;
+/** Before a name, what binds it: a statement's start (an assignment follows), `as`, `class`, `for`, `def`, or an import's line. */
+const BINDING_BEFORE = /(?:^|[;:])[ \t]*$|\b(?:as|class|for|def|global|nonlocal)[ \t]+$|^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b[^\n]*$/;
+/** After a name at a statement's start: an assignment (annotated or augmented). */
+const ASSIGNED_AFTER = /^[ \t]*(?::[^=\n]+)?(?:[-+*/%|&^@]|\/\/|>>|<<|\*\*)?=(?!=)/;
 
-/** The names the text binds otherwise than by a `def`, in one pass (a name bound so anywhere is not read as a runner). */
-function namesBoundOtherwise(text: string): Set<string> {
-  const names = new Set<string>();
-  OTHER_BINDING.lastIndex = 0;
-  for (let match = OTHER_BINDING.exec(text); match; match = OTHER_BINDING.exec(text)) {
-    const single = match[1] ?? match[2] ?? match[3] ?? match[4];
-    if (single !== undefined) names.add(single);
-    else for (const name of (match[5] as string).match(/[A-Za-z_]\w*/g) ?? []) names.add(name);
+/**
+ * The names among `names` the text binds otherwise than by their one `def` (another `def`, an
+ * assignment, an import, a class, a loop): one pass over their occurrences, each read where it
+ * stands.
+ */
+function namesBoundOtherwise(text: string, names: readonly string[]): Set<string> {
+  const bound = new Set<string>();
+  const defs = new Map<string, number>();
+  const pattern = new RegExp(String.raw`(?<![\w.])(?:${names.join('|')})(?!\w)`, 'g');
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    const name = match[0];
+    const lineStart = text.lastIndexOf('\n', match.index - 1) + 1;
+    const before = text.slice(Math.max(lineStart, match.index - 200), match.index);
+    if (/\bdef[ \t]+$/.test(before)) {
+      defs.set(name, (defs.get(name) ?? 0) + 1);
+      continue;
+    }
+    if (!BINDING_BEFORE.test(before)) continue;
+    if (/[;:][ \t]*$|^[ \t]*$/.test(before) ? ASSIGNED_AFTER.test(text.slice(match.index + name.length, match.index + name.length + 200)) : true) bound.add(name);
   }
-  return names;
+  for (const name of names) if ((defs.get(name) ?? 0) !== 1) bound.add(name);
+  return bound;
 }
 
 /** How many times each function is defined in its scope: `name` for a function, `Class.name` for a method (a class's nested functions count as functions). */
@@ -209,8 +221,8 @@ function decoratorsAbove(text: string, start: number): string {
 export function ownRunners(text: string, calls: readonly number[]): Map<string, OwnRunner> {
   const runners = new Map<string, OwnRunner>();
   let blocks: Block[] | undefined;
-  let otherwise: Set<string> | undefined;
   let definitions: Map<string, number> | undefined;
+  const conflicting = new Set<string>();
   const judged = new Set<string>();
   for (const at of calls) {
     CALL_OF_NAME.lastIndex = at;
@@ -237,10 +249,10 @@ export function ownRunners(text: string, calls: readonly number[]): Map<string, 
     if (found < 0 || rebinds(text.slice(owner.paramsEnd, owner.end), argument)) continue;
     const index = found < (skipsFirst ? positional - 1 : positional) ? found : -1;
     const name = classBlock ? `${classBlock.name}.${owner.name}` : owner.name;
-    otherwise ??= namesBoundOtherwise(text);
     definitions ??= countDefinitions(blocks);
-    if (otherwise.has(owner.name) || (definitions.get(name) ?? 0) > 1 || runners.has(name)) {
+    if ((definitions.get(name) ?? 0) > 1 || conflicting.has(name) || runners.has(name)) {
       runners.delete(name); // read two ways: neither
+      conflicting.add(name);
       continue;
     }
     const paren = text.indexOf('(', at);
@@ -256,6 +268,12 @@ export function ownRunners(text: string, calls: readonly number[]): Map<string, 
       shell: SHELL_RUNNERS.has(runner) || (close > paren && SHELL_TRUE.test(text.slice(paren, close))),
       alone: !(call[1] === 'os' && PATH_FIRST.test(runner)),
     });
+  }
+  // A function's name bound otherwise in the file (an assignment, an import, a loop's, another def).
+  if (runners.size > 0) {
+    const functions = [...runners.keys()].filter((key) => !key.includes('.'));
+    const otherwise = functions.length > 0 ? namesBoundOtherwise(text, functions) : undefined;
+    if (otherwise) for (const name of otherwise) runners.delete(name);
   }
   return runners;
 }
@@ -286,11 +304,14 @@ export function ownRunnerCalls(text: string, runners: ReadonlyMap<string, OwnRun
   if (runners.size === 0) return [];
   const names = [...new Set([...runners.keys()].map((key) => key.slice(key.lastIndexOf('.') + 1)))].join('|');
   const calls: number[] = [];
-  const pattern = new RegExp(String.raw`(?<![\w.])(?:([A-Za-z_]\w*)\s*\.\s*)?(${names})\s*\(`, 'g');
+  const pattern = new RegExp(String.raw`(?<!\w)(?:${names})(?=\s*\()`, 'g');
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-    // Not the definition itself (`def name(`).
-    if (match[1] === undefined && /\bdef\s+$/.test(text.slice(Math.max(0, match.index - 12), match.index))) continue;
-    if (ownRunnerAt(runners, match[1], match[2] as string, match.index)) calls.push(match.index);
+    const before = text.slice(Math.max(0, match.index - 100), match.index);
+    // `owner.name(`: its owner, a plain name; `name(`: not the definition itself (`def name(`).
+    const owner = /(?<![\w.])([A-Za-z_]\w*)\s*\.\s*$/.exec(before);
+    if (!owner && (/\.\s*$/.test(before) || /\bdef\s+$/.test(before))) continue;
+    const at = owner ? match.index - owner[0].length : match.index;
+    if (ownRunnerAt(runners, owner?.[1], match[0], at)) calls.push(at);
   }
   return calls;
 }

@@ -38,6 +38,12 @@ export interface BodyLine {
   decorator: boolean;
 }
 
+/** Whether `text` holds a tab between `from` and `to` (an indentation: a few characters). */
+function hasTab(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (text.charCodeAt(k) === TAB) return true;
+  return false;
+}
+
 /** `class` as a statement's keyword. */
 const CLASS_KEYWORD = /class(?=[ \t(:\\])/y;
 
@@ -125,7 +131,7 @@ class StatementScanner {
         continues = true;
         const lines = current.lines;
         if (lines) {
-          if (text.charCodeAt(this.lineStart) === TAB || text.slice(this.lineStart, this.i).includes('\t')) current.lines = undefined;
+          if (hasTab(text, this.lineStart, this.i)) current.lines = undefined;
           else {
             // Only the body's own level is kept; a line less indented than the first is odd: no members.
             const indent = this.i - this.lineStart;
