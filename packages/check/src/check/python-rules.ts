@@ -1025,10 +1025,16 @@ function blockExits(block: SyntaxNode | null): boolean {
     if (!statement) continue;
     if (statement.type === 'raise_statement' && /^raise\s+SystemExit\b/.test(statement.text)) return true;
     const expression = statement.type === 'expression_statement' ? statement.namedChildren[0] : null;
-    if (expression?.type === 'call' && EXIT_CALL.test(expression.childForFieldName('function')?.text ?? '')) return true;
+    const callee = expression?.type === 'call' ? (expression.childForFieldName('function')?.text ?? '') : '';
+    // `os.execv(myself, sys.argv)` first: the parent runs on as another program, the same process
+    // (swift's re-exec), and its child stays its child; an `exit` after it is never reached.
+    if (EXEC_CALL.test(callee)) return false;
+    if (EXIT_CALL.test(callee)) return true;
   }
   return false;
 }
+/** An exec of the os module: the process becomes another program, the same pid. */
+const EXEC_CALL = /^(?:os|posix)\.exec[lv]p?e?$/;
 
 /** `pid == 0`, `0 == pid`, `not pid`: the child's branch, whose `else` is the parent's. */
 function isChildTest(test: SyntaxNode, result: (node: SyntaxNode) => boolean): boolean {
