@@ -258,6 +258,13 @@ test('a class is parsed with only its members that matter, the same findings as 
   assert.deepEqual((await analysePython(watched)).map((f) => `${f.line} ${f.rule}`), ['8 py-new-session']);
   assert.deepEqual((await analysePython(watched)).map((f) => `${f.line} ${f.rule}`), (await analysePython(watched, { whole: true })).map((f) => `${f.line} ${f.rule}`));
 
+  // `except`, `else` and `finally` at the body's level belong to the member above them: given
+  // together, the parts parse without error (no whole parse after them).
+  const clauses = ['import subprocess', '', 'class X:', '    try:', '        import a', '    except ImportError:', '        subprocess.Popen(cmd, start_new_session=True)', '', '    def f(self):', '        return 1', ''].join('\n');
+  const reparsed = pythonParses.wholeAfterStatements;
+  assert.deepEqual((await analysePython(clauses)).map((f) => `${f.line} ${f.rule}`), ['7 py-new-session']);
+  assert.equal(pythonParses.wholeAfterStatements, reparsed, 'the try and its except were given together');
+
   // A class indented by tabs, or with one member, is given whole.
   for (const body of ['\tdef a(self):\n\t\treturn 1\n\tdef b(self, cmd):\n\t\treturn subprocess.Popen(cmd, start_new_session=True)\n', '    def b(self, cmd):\n        return subprocess.Popen(cmd, start_new_session=True)\n']) {
     const text = `import subprocess\n\nclass C:\n${body}`;

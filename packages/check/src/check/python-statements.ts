@@ -136,7 +136,9 @@ class StatementScanner {
             // Only the body's own level is kept; a line less indented than the first is odd: no members.
             const indent = this.i - this.lineStart;
             const level = lines[0]?.indent ?? indent;
-            if (indent === level) lines.push({ start: this.lineStart, row: this.row, indent, decorator: next === AT });
+            // `else:`, `elif …:`, `except …:`, `finally:` continue the compound statement above them.
+            CONTINUATION.lastIndex = this.i;
+            if (indent === level && !(lines.length > 0 && CONTINUATION.test(text))) lines.push({ start: this.lineStart, row: this.row, indent, decorator: next === AT });
             else if (indent < level) current.lines = undefined;
           }
         }
