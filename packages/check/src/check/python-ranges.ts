@@ -90,7 +90,18 @@ export class StatementSelection {
     if (low >= this.statements.length || (this.statements[low] as Statement).start > offset) return false;
     if (this.chosen[low] === 0) return true;
     const parts = this.partsOf.get(low);
-    return parts !== undefined && !parts.some((part) => part.start <= offset && offset < part.end);
+    if (parts === undefined) return false;
+    // The last part starting at or before the offset (parts ascend): a search, not a scan, since a
+    // class may keep thousands of members and a file use a watched name thousands of times.
+    let first = 0;
+    let last = parts.length;
+    while (first < last) {
+      const middle = (first + last) >>> 1;
+      if ((parts[middle] as Part).start <= offset) first = middle + 1;
+      else last = middle;
+    }
+    const part = parts[first - 1];
+    return part === undefined || offset >= part.end;
   }
 }
 
