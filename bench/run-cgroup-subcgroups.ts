@@ -19,8 +19,10 @@ type Lane = (typeof LANES)[number];
 function treeFor(lane: Lane, mountPoint: string): string {
   const sleepers = 'sleep 600 & sleep 600 & sleep 600 &';
   // The same six processes in both lanes: the runner and five sleepers.
+  // detached-spawn: ok — backgrounded under `leash run`, whose cgroup holds them and which this bench stops.
   if (lane === 'plain') return `${sleepers} sleep 600 & sleep 600 & exec sleep 600`;
   const into = (sub: string) => `cg=${mountPoint}$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p "$cg/${sub}" && echo $$ > "$cg/${sub}/cgroup.procs"`;
+  // detached-spawn: ok — the same tree under `leash run`, two of its sleepers moved below its cgroup.
   return `${sleepers} sh -c '${into('made')}; exec sleep 600' & sh -c '${into('made/below')}; exec sleep 600' & exec sleep 600`;
 }
 

@@ -34,6 +34,8 @@ type ModuleShape = {
   readers?: ReadonlyMap<string, readonly number[]>;
   /** Named exports that are a spawn module's object (`export const child_process = require('child_process')`). */
   modules?: ReadonlyMap<string, Extract<Binding, { kind: 'namespace' | 'callable' }>>;
+  /** Exported runners (findOwnRunners: a parameter handed, as it is, to a spawn as its command), to that parameter's position. */
+  runners?: ReadonlyMap<string, number>;
 };
 
 const CHILD_PROCESS: ModuleShape = {
@@ -726,6 +728,33 @@ function declaringNode(name: string, use: ts.Node): ts.Node | undefined {
   return undefined;
 }
 
+/**
+ * The expressions a function returns (an arrow's body, or its own `return`s, not those of functions
+ * nested in it), in source order; iterative, since a body's depth is unbounded.
+ */
+function returnedExpressions(fn: FunctionLike): ts.Expression[] {
+  if (!fn.body) return [];
+  if (!ts.isBlock(fn.body)) return [fn.body];
+  const found: ts.Expression[] = [];
+  const stack: ts.Node[] = [fn.body];
+  const children: ts.Node[] = [];
+  const push = (child: ts.Node): undefined => {
+    children.push(child);
+    return undefined;
+  };
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (ts.isReturnStatement(node)) {
+      if (node.expression) found.push(node.expression);
+      continue;
+    }
+    if (node !== fn.body && ts.isFunctionLike(node)) continue;
+    ts.forEachChild(node, push);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
+    children.length = 0;
+  }
+  return found;
+}
+
 function isLogical(kind: ts.SyntaxKind): boolean {
   return kind === SK.BarBarToken || kind === SK.QuestionQuestionToken || kind === SK.AmpersandAmpersandToken;
 }
@@ -866,10 +895,30 @@ class JsFileAnalysis {
     }
   }
 
+  /** The command parameter's position of a runner imported by name from a project module (`import { exec } from './utils/exec'`). */
+  private importedRunner(name: string, call: ts.CallExpression): number | undefined {
+    const binding = this.bindings.get(name);
+    if (binding?.kind !== 'project' || binding.member === '*') return undefined;
+    // The module is read only for a call handing it something that could be a finding.
+    if (!call.arguments.some((argument) => this.mayCarryCommand(argument))) return undefined;
+    return this.withProject(() => projectModule(this.sf.fileName, binding.specifier, this.context)?.runners?.get(binding.member));
+  }
+
+  /** Whether an argument is, or holds, backgrounding text, or the result of a file's function that may return some. */
+  private mayCarryCommand(argument: ts.Expression): boolean {
+    const node = unwrap(argument);
+    if (this.shellConstruct(node) !== undefined || this.holdsShellText(node)) return true;
+    const sources = ts.isCallExpression(node) ? [node] : ts.isIdentifier(node) ? this.heldSources(node.text) : [];
+    return sources.some((source) => {
+      const value = source && unwrap(source);
+      return value !== undefined && ts.isCallExpression(value) && ts.isIdentifier(unwrap(value.expression)) && this.calledFunctions(unwrap(value.expression) as ts.Identifier).length > 0;
+    });
+  }
+
   /** A call of one of the file's own runners: its command argument read as shell text, as a spawn's is. */
   private checkOwnRunnerCall(call: ts.CallExpression, callee: ts.Expression): void {
     let index: number | undefined;
-    if (ts.isIdentifier(callee)) index = this.ownRunners.get(callee.text);
+    if (ts.isIdentifier(callee)) index = this.ownRunners.get(callee.text) ?? this.importedRunner(callee.text, call);
     else if (this.ownMethods.size > 0 && ts.isPropertyAccessExpression(callee) && callee.expression.kind === SK.ThisKeyword) {
       const owner = enclosingClass(call);
       index = owner && this.ownMethods.get(owner)?.get(callee.name.text);
@@ -1580,6 +1629,12 @@ class JsFileAnalysis {
       const fn = this.functions.get(name);
       return fn !== undefined && this.returnsHandle(fn);
     };
+    // `export async function exec(command) { return run(command, { env }) }`: its importers' calls read as a runner's.
+    const runners = new Map<string, number>();
+    const runnerAs = (exported: string, local: string) => {
+      const at = this.ownRunners.get(local);
+      if (at !== undefined && at >= 0) runners.set(exported, at);
+    };
     for (const node of this.exportNodes) {
       if (ts.isExportDeclaration(node)) {
         if (node.isTypeOnly) continue;
@@ -1594,6 +1649,9 @@ class JsFileAnalysis {
             const isSpawn = source ? source.functions.has(imported) || (imported === 'default' && source.callableDefault) : local(imported);
             if (isSpawn) functions.add(element.name.text);
             if (source ? source.handles?.has(imported) : returnsHandle(imported)) handles.add(element.name.text);
+            const runner = source ? source.runners?.get(imported) : undefined;
+            if (runner !== undefined) runners.set(element.name.text, runner);
+            else if (!source) runnerAs(element.name.text, imported);
             if (!source) {
               const held = this.variables.get(imported)?.[0]?.initializer;
               const bound = held ? undefined : this.resolved(this.bindings.get(imported));
@@ -1608,10 +1666,12 @@ class JsFileAnalysis {
         const isDefault = node.modifiers?.some((m) => m.kind === SK.DefaultKeyword) === true;
         if (node.name && local(node.name.text)) functions.add(isDefault ? 'default' : node.name.text);
         if (node.name && returnsHandle(node.name.text)) handles.add(isDefault ? 'default' : node.name.text);
+        if (node.name) runnerAs(isDefault ? 'default' : node.name.text, node.name.text);
       } else if (ts.isVariableStatement(node)) {
         for (const declaration of node.declarationList.declarations) {
           if (ts.isIdentifier(declaration.name) && local(declaration.name.text)) functions.add(declaration.name.text);
           if (ts.isIdentifier(declaration.name) && returnsHandle(declaration.name.text)) handles.add(declaration.name.text);
+          if (ts.isIdentifier(declaration.name)) runnerAs(declaration.name.text, declaration.name.text);
           if (ts.isIdentifier(declaration.name)) moduleAs(declaration.name.text, declaration.initializer);
           // export const { spawn, fork: run } = childProcess  /  = require('child_process'): a seam module
           if (ts.isObjectBindingPattern(declaration.name)) {
@@ -1627,6 +1687,7 @@ class JsFileAnalysis {
         if (member !== undefined) {
           if (this.isSpawnFunction(value)) functions.add(member);
           if (ts.isIdentifier(value) && returnsHandle(value.text)) handles.add(member);
+          if (ts.isIdentifier(value)) runnerAs(member, value.text);
           moduleAs(member, value);
         } else if (target === 'module.exports') {
           if (this.isSpawnFunction(value)) callableDefault = true;
@@ -1645,14 +1706,15 @@ class JsFileAnalysis {
               const init = ts.isPropertyAssignment(property) ? property.initializer : ts.isShorthandPropertyAssignment(property) ? property.name : undefined;
               if (name !== undefined && init && this.isSpawnFunction(init)) functions.add(name);
               if (name !== undefined && init && ts.isIdentifier(init) && returnsHandle(init.text)) handles.add(name);
+              if (name !== undefined && init && ts.isIdentifier(init)) runnerAs(name, init.text);
             }
           }
         }
       }
     }
     const readers = this.exportedReaders();
-    return functions.size > 0 || callableDefault || handles.size > 0 || modules.size > 0 || readers.size > 0
-      ? { functions, callableDefault, handles, ...(modules.size > 0 ? { modules } : {}), ...(readers.size > 0 ? { readers } : {}) }
+    return functions.size > 0 || callableDefault || handles.size > 0 || modules.size > 0 || readers.size > 0 || runners.size > 0
+      ? { functions, callableDefault, handles, ...(modules.size > 0 ? { modules } : {}), ...(readers.size > 0 ? { readers } : {}), ...(runners.size > 0 ? { runners } : {}) }
       : undefined;
   }
 
@@ -1901,28 +1963,43 @@ class JsFileAnalysis {
   }
 
   private returnedDetaching(fn: FunctionLike, seen: Set<ts.Node>, depth: number): ts.Node | undefined {
-    if (!fn.body) return undefined;
-    if (!ts.isBlock(fn.body)) return this.detachingNode(fn.body, seen, depth + 1);
-    // The returns of this function, not of functions nested in it, in source order; iterative,
-    // since a body's depth is unbounded.
-    const stack: ts.Node[] = [fn.body];
-    const children: ts.Node[] = [];
-    const push = (child: ts.Node): undefined => {
-      children.push(child);
-      return undefined;
-    };
-    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-      if (ts.isReturnStatement(node)) {
-        const found = node.expression ? this.detachingNode(node.expression, seen, depth + 1) : undefined;
-        if (found) return found;
-        continue;
-      }
-      if (node !== fn.body && ts.isFunctionLike(node)) continue;
-      ts.forEachChild(node, push);
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ts.Node);
-      children.length = 0;
+    for (const returned of returnedExpressions(fn)) {
+      const found = this.detachingNode(returned, seen, depth + 1);
+      if (found) return found;
     }
     return undefined;
+  }
+
+  /**
+   * The file's functions a call by this name runs: one declared once and never assigned, or those
+   * a name declared once is bound to (`let open = null; if (win) open = winOpen; else open = unixOpen`),
+   * each itself declared once. None for a parameter's name, or a name bound to anything else.
+   */
+  private calledFunctions(callee: ts.Identifier): FunctionLike[] {
+    const name = callee.text;
+    const declaration = declaringNode(name, callee);
+    if (declaration && ts.isParameter(declaration)) return [];
+    const own = this.onlyFunction(name);
+    if (own) return [own];
+    const declarations = this.variables.get(name);
+    if (declarations?.length !== 1) return [];
+    const found: FunctionLike[] = [];
+    for (const source of [declarations[0]?.initializer, ...(this.mutations.get(name) ?? [])]) {
+      const value = source && unwrap(source);
+      if (!value || value.kind === SK.NullKeyword || (ts.isIdentifier(value) && value.text === 'undefined')) continue;
+      const fn = ts.isIdentifier(value) ? this.onlyFunction(value.text) : undefined;
+      if (!fn) return [];
+      found.push(fn);
+    }
+    return found;
+  }
+
+  /** The function a name is bound to, where the file binds that name once, to a function, and never again. */
+  private onlyFunction(name: string): FunctionLike | undefined {
+    const fn = this.functions.get(name);
+    if (!fn || this.mutations.has(name) || this.bindings.has(name)) return undefined;
+    if (ts.isFunctionDeclaration(fn)) return this.functionCounts.get(name) === 1 && !this.variables.has(name) ? fn : undefined;
+    return this.variables.get(name)?.length === 1 ? fn : undefined;
   }
 
   // --- the checks ---------------------------------------------------------------------------------
@@ -2457,6 +2534,19 @@ class JsFileAnalysis {
         }
       }
       return;
+    }
+    // Command text one of the file's functions returns (`exec(openCommand(url))`, or its result held
+    // in a name): each returned expression read as the command, reported where its words are.
+    if (ts.isCallExpression(node) && ts.isIdentifier(unwrap(node.expression))) {
+      const called = this.calledFunctions(unwrap(node.expression) as ts.Identifier);
+      for (const fn of called) {
+        for (const returned of returnedExpressions(fn)) {
+          if (this.shellChecked.has(returned)) continue;
+          this.shellChecked.add(returned);
+          this.checkShellText(returned);
+        }
+      }
+      if (called.length > 0) return;
     }
     const construct = this.shellConstruct(node);
     if (construct) {

@@ -201,6 +201,20 @@ function countDefinitions(blocks: readonly Block[]): Map<string, number> {
   return counts;
 }
 
+/**
+ * The function of the text whose body holds `at`, by its name, where the file defines that name
+ * once (in any class or none): what a call by that name, plain or on `self`/`cls`, runs.
+ */
+export function functionsDefinedOnce(text: string): (at: number) => string | undefined {
+  const blocks = blocksOf(text);
+  const names = new Map<string, number>();
+  for (const block of blocks) if (block.kind === 'def') names.set(block.name, (names.get(block.name) ?? 0) + 1);
+  return (at) => {
+    const block = innermostFunction(blocks, at);
+    return block && names.get(block.name) === 1 ? block.name : undefined;
+  };
+}
+
 /** The decorators written on the lines just above a block (its indentation's). */
 function decoratorsAbove(text: string, start: number): string {
   let decorators = '';

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { guessBoundNames, type Range, readerWithin, StatementSelection } from './python-ranges.js';
 import { flagVariables, pythonInteger, WINDOWS_FLAG_BITS } from './python-flags.js';
-import { type OwnRunner, ownRunnerAt, ownRunnerCalls, ownRunners } from './python-own-runners.js';
+import { functionsDefinedOnce, type OwnRunner, ownRunnerAt, ownRunnerCalls, ownRunners } from './python-own-runners.js';
 import { type Statement, topLevelStatements } from './python-statements.js';
 import { backgroundingIn, daemonOptionIn, DETACHING_PROGRAM_NAMES, detachingCommandIn, detachingCommandWithValues, detachingFlagIn, elevatingScriptIn, isDaemonOptionWord, loneProgramIn, mayHoldOptions, PROJECT_RUNNER_NAMES, mayBeDetachingArgv, PROGRAM_LOOKUP, PROGRAM_LOOKUP_CALLEE, PROGRAM_NAMES, shellMayMatter, startInArgv, startProcessWaitedInConsole, titledStartInArgv, VALUE_MARK } from './shell.js';
 import type { RawFinding, RuleId } from './types.js';
@@ -476,7 +476,11 @@ function runnersThatMatter(text: string, statements: readonly Statement[], runne
 /** The names whose held text or words checkHeldCommand could report (with a shell, the most it reads). */
 function namesHoldingShellText(text: string): Set<string> {
   const names = new Set<string>();
-  for (const [name, helds] of heldCommandText(text)) if (helds.some((held) => heldConstruct(held, true) !== undefined)) names.add(name);
+  const held = heldCommandText(text);
+  for (const [name, helds] of held) {
+    // `f()`: the function's name, where a call of it is the runner's argument; a name holding its result.
+    if (helds.some((entry) => heldConstruct(entry, true) !== undefined || (entry.resultOf !== undefined && held.has(`${entry.resultOf}()`)))) names.add(name.endsWith('()') ? name.slice(0, -2) : name);
+  }
   // A program held in a name or member (`self.mountproc = "sshfs"`), run with a list later.
   if (QUOTED_PROGRAM_NAME.test(text)) for (const name of [...programHolders(text).keys(), ...programHolders(text, true).keys()]) names.add(name.replace(/^self\./, ''));
   return names;
@@ -491,6 +495,7 @@ function namesAny(text: string, names: ReadonlySet<string>): boolean {
 
 /** What a held text or list backgrounds, as checkHeldCommand reads it: words after cmd's `/c`, joined with a shell; or the text. */
 function heldConstruct(held: HeldCommand, shell: boolean): string | undefined {
+  if (held.resultOf !== undefined) return undefined; // read through the function's own entries
   const words = held.words;
   // A documented program's list run later is read in the runner's function (checkBuiltList), not
   // here: a name's one-line lists are gathered from the whole file, whatever function binds them.
@@ -602,6 +607,12 @@ const HELD_ADDITION = /^[ \t]*([A-Za-z_]\w*)[ \t]*\+=[ \t]*([rRuUfF]{0,2})(?:"((
 const HELD_APPEND = /^[ \t]*([A-Za-z_]\w*)\.(?:append|extend)\((\[?[ \t]*[rRuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')(?:[ \t]*,[ \t]*[rRuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))*[ \t]*\]?)\)[ \t]*(?:#[^\n]*)?$/gm;
 /** `NAME = "start " + terminal()` on one line: a `+` chain of strings and values. */
 const HELD_CONCATENATION = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(${HELD_PART}(?:[ \t]*\+[ \t]*${HELD_PART})+)[ \t]*(?:#[^\n]*)?$`, 'gm');
+/** The same values returned (`return "server &"`, `return "start " + url`): text a function hands its caller, keyed `return` until its function is known. */
+const NAME_ASSIGNED = String.raw`([A-Za-z_]\w*)[ \t]*=[ \t]*`;
+const RETURNED_COMMAND = new RegExp(HELD_COMMAND.source.replace(NAME_ASSIGNED, String.raw`(return)[ \t]+`), 'gm');
+const RETURNED_CONCATENATION = new RegExp(HELD_CONCATENATION.source.replace(NAME_ASSIGNED, String.raw`(return)[ \t]+`), 'gm');
+/** `NAME = f(...)`, `NAME = self.f(...)` on a line: the name holds what the file's function f returns. */
+const HELD_RESULT = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:(?:self|cls)[ \t]*\.[ \t]*)?([A-Za-z_]\w*)[ \t]*\(/gm;
 const HELD_TOKEN = new RegExp(String.raw`[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')|([A-Za-z_][\w.]*(?:\([^()\n]*\))?))[ \t]*\+?`, 'y');
 
 /** The strings assigned to names in the text (an f-string's fields read as values), by name. */
@@ -620,7 +631,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body, ...(appended ? { appended } : {}) });
     }
   };
-  for (const match of text.matchAll(HELD_COMMAND)) {
+  for (const match of [...text.matchAll(HELD_COMMAND), ...text.matchAll(RETURNED_COMMAND)]) {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
     const list = listOf(match[1] as string);
@@ -645,7 +656,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     addStrings(listOf(match[1] as string), value, (match.index as number) + (match[0] as string).indexOf(value), false, true);
   }
   // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
-  for (const match of text.matchAll(HELD_CONCATENATION)) {
+  for (const match of [...text.matchAll(HELD_CONCATENATION), ...text.matchAll(RETURNED_CONCATENATION)]) {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
     let command = '';
@@ -657,10 +668,36 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     }
     listOf(match[1] as string).push({ offset: valueAt, text: command });
   }
+  // Returned text, under `f()` for the function returning it (one the file defines once), and the
+  // names that hold a call's result: read only where some returned text could be reported.
+  const returned = held.get('return');
+  held.delete('return');
+  if (returned?.some((entry) => heldConstruct(entry, true) !== undefined)) {
+    const functionAt = functionsDefinedOnce(text);
+    const returning = new Set<string>();
+    for (const entry of returned) {
+      const name = functionAt(entry.offset);
+      if (name === undefined) continue;
+      listOf(`${name}()`).push(entry);
+      returning.add(name);
+    }
+    for (const match of text.matchAll(HELD_RESULT)) {
+      const called = match[2] as string;
+      if (returning.has(called)) listOf(match[1] as string).push({ offset: match.index as number, text: '', resultOf: called });
+    }
+  }
   return held;
 }
 
-interface HeldCommand { offset: number; text: string; words?: Array<string | undefined>; /** Added by `.append`/`.extend` to a list. */ appended?: boolean }
+interface HeldCommand {
+  offset: number;
+  text: string;
+  words?: Array<string | undefined>;
+  /** Added by `.append`/`.extend` to a list. */
+  appended?: boolean;
+  /** The name holds what this function of the file returns (`cmd = self._submit_command(x)`). */
+  resultOf?: string;
+}
 /** One element of a one-line list: a string (with its prefix) or anything else, up to the next comma. */
 const LIST_ELEMENT = /[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')[ \t]*(?=,|$)|[^,]*)(?:,|$)/gy;
 /** The elements of a one-line list's text: a plain string's text, or undefined (an f-string, a name, a call). */
@@ -1966,6 +2003,13 @@ class PythonFileAnalysis {
   }
 
   private checkShellText(node: SyntaxNode, shell = false): void {
+    // `os.system(open_command(url))`, `self._submit_command(script)`: the text the file's function returns.
+    if (node.type === 'call') {
+      const callee = node.childForFieldName('function');
+      const owner = callee?.type === 'attribute' ? callee.childForFieldName('object')?.text : undefined;
+      const name = callee?.type === 'identifier' ? callee.text : owner === 'self' || owner === 'cls' ? callee?.childForFieldName('attribute')?.text : undefined;
+      if (name !== undefined) this.checkHeldCommand(`${name}()`, shell);
+    }
     if (node.type === 'identifier') {
       this.checkHeldCommand(node.text, shell);
       this.checkBuiltList(node);
@@ -2044,6 +2088,10 @@ class PythonFileAnalysis {
     this.heldNamesRead.add(key);
     this.heldCommands ??= heldCommandText(this.text);
     for (const held of this.heldCommands.get(name) ?? []) {
+      if (held.resultOf !== undefined) {
+        this.checkHeldCommand(`${held.resultOf}()`, shell);
+        continue;
+      }
       if (this.heldReported.has(held.offset)) continue;
       const construct = heldConstruct(held, shell);
       if (!construct) continue;
