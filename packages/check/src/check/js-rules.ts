@@ -772,6 +772,8 @@ class JsFileAnalysis {
   private readonly ownRunners = new Map<string, number>();
   /** The file's own runner methods, by class: name to the command parameter's position (-1: read two ways). */
   private readonly ownMethods = new Map<ts.Node, Map<string, number>>();
+  /** The same runners by their function, named or not (`module.exports = function (cmd) {...}`). */
+  private readonly runnerFunctions = new Map<ts.Node, number>();
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
   private readonly heldProgramVectors: ts.ArrayLiteralExpression[] = [];
   private readonly functions = new Map<string, FunctionLike>();
@@ -886,6 +888,8 @@ class JsFileAnalysis {
         continue;
       }
       if (ts.isMethodDeclaration(fn)) continue; // an object literal's method: called on the object, not followed
+      const previousAt = this.runnerFunctions.get(fn);
+      this.runnerFunctions.set(fn, previousAt !== undefined && previousAt !== index ? -1 : index);
       const name = functionName(fn);
       if (name === undefined || this.bindings.has(name) || this.parameterNames.has(name)) continue;
       const declarations = (this.variables.get(name)?.length ?? 0) + (this.functionCounts.get(name) ?? 0);
@@ -898,10 +902,29 @@ class JsFileAnalysis {
   /** The command parameter's position of a runner imported by name from a project module (`import { exec } from './utils/exec'`). */
   private importedRunner(name: string, call: ts.CallExpression): number | undefined {
     const binding = this.bindings.get(name);
-    if (binding?.kind !== 'project' || binding.member === '*') return undefined;
+    if (binding?.kind !== 'project' || (binding.member === '*' && !binding.require)) return undefined;
     // The module is read only for a call handing it something that could be a finding.
     if (!call.arguments.some((argument) => this.mayCarryCommand(argument))) return undefined;
-    return this.withProject(() => projectModule(this.sf.fileName, binding.specifier, this.context)?.runners?.get(binding.member));
+    return this.withProject(() => projectModule(this.sf.fileName, binding.specifier, this.context)?.runners?.get(binding.member === '*' ? 'default' : binding.member));
+  }
+
+  /**
+   * `args.join(' ')`: the lists joined (one written there, or those a name is declared or assigned),
+   * each with what its words joined background, if anything; undefined for any other expression.
+   */
+  private joinedLists(expression: ts.Expression): Array<[ts.ArrayLiteralExpression, string]> | undefined {
+    const node = unwrap(expression);
+    if (!ts.isCallExpression(node) || !ts.isPropertyAccessExpression(node.expression) || node.expression.name.text !== 'join' || node.arguments.length > 1) return undefined;
+    const separator = node.arguments[0] ? commandText(node.arguments[0], 0) : ',';
+    const owner = unwrap(node.expression.expression);
+    const lists = ts.isArrayLiteralExpression(owner) ? [owner] : ts.isIdentifier(owner) ? this.heldSources(owner.text).map((source) => source && unwrap(source)).filter((source): source is ts.ArrayLiteralExpression => source !== undefined && ts.isArrayLiteralExpression(source)) : [];
+    if (separator === undefined || lists.length === 0) return undefined;
+    const found: Array<[ts.ArrayLiteralExpression, string]> = [];
+    for (const list of lists) {
+      const construct = backgroundingIn(list.elements.map((element) => (ts.isSpreadElement(element) ? VALUE_MARK : (commandText(element, 0) ?? VALUE_MARK))).join(separator));
+      if (construct) found.push([list, construct]);
+    }
+    return found;
   }
 
   /** Whether an argument is, or holds, backgrounding text, or the result of a file's function that may return some. */
@@ -911,7 +934,9 @@ class JsFileAnalysis {
     const sources = ts.isCallExpression(node) ? [node] : ts.isIdentifier(node) ? this.heldSources(node.text) : [];
     return sources.some((source) => {
       const value = source && unwrap(source);
-      return value !== undefined && ts.isCallExpression(value) && ts.isIdentifier(unwrap(value.expression)) && this.calledFunctions(unwrap(value.expression) as ts.Identifier).length > 0;
+      if (value === undefined || !ts.isCallExpression(value)) return false;
+      if ((this.joinedLists(value)?.length ?? 0) > 0) return true;
+      return ts.isIdentifier(unwrap(value.expression)) && this.calledFunctions(unwrap(value.expression) as ts.Identifier).length > 0;
     });
   }
 
@@ -1691,6 +1716,8 @@ class JsFileAnalysis {
           moduleAs(member, value);
         } else if (target === 'module.exports') {
           if (this.isSpawnFunction(value)) callableDefault = true;
+          const at = this.runnerFunctions.get(value) ?? (ts.isIdentifier(value) ? this.ownRunners.get(value.text) : undefined);
+          if (at !== undefined && at >= 0) runners.set('default', at);
           // module.exports = require('child_process')  /  = cp: the module object handed on whole
           const whole = this.moduleObjectOf(value);
           if (whole) {
@@ -2532,6 +2559,16 @@ class JsFileAnalysis {
             this.report(source, 'shell-background', 'error', "shell command starts a background process (a program's own --daemon option) that outlives its owner", source);
           } else this.checkShellText(source, true);
         }
+      }
+      return;
+    }
+    // `args.join(' ')`: a list's words (a held one's, as it is declared or assigned) joined into one command line.
+    const joined = this.joinedLists(node);
+    if (joined) {
+      for (const [list, construct] of joined) {
+        if (this.shellChecked.has(list)) continue;
+        this.shellChecked.add(list);
+        this.report(list, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, list);
       }
       return;
     }

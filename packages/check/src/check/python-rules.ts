@@ -2009,6 +2009,20 @@ class PythonFileAnalysis {
       const owner = callee?.type === 'attribute' ? callee.childForFieldName('object')?.text : undefined;
       const name = callee?.type === 'identifier' ? callee.text : owner === 'self' || owner === 'cls' ? callee?.childForFieldName('attribute')?.text : undefined;
       if (name !== undefined) this.checkHeldCommand(`${name}()`, shell);
+      // `" ".join(args)`: a list's words joined into one command line, written there or held in a name.
+      const joined = callee?.type === 'attribute' && callee.childForFieldName('attribute')?.text === 'join' ? callee.childForFieldName('object') : undefined;
+      const separator = joined ? stringValue(joined) : undefined;
+      const parts = node.childForFieldName('arguments')?.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment') ?? [];
+      if (separator !== undefined && parts.length === 1 && parts[0]) {
+        const list = parts[0];
+        if (list.type === 'identifier') this.checkHeldCommand(list.text, true);
+        else if (list.type === 'list' || list.type === 'tuple') {
+          const words = list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => commandValue(child) ?? VALUE_MARK);
+          const construct = backgroundingIn(words.join(separator));
+          if (construct) this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+        }
+        return;
+      }
     }
     if (node.type === 'identifier') {
       this.checkHeldCommand(node.text, shell);
@@ -2097,6 +2111,8 @@ class PythonFileAnalysis {
       if (!construct) continue;
       this.heldReported.add(held.offset);
       const line = this.lineAt(held.offset);
+      // A one-line list's string and its words are two entries of one text: one finding a line.
+      if (this.findings.some((finding) => finding.line === line && finding.rule === 'shell-background')) continue;
       const column = held.offset - this.text.lastIndexOf('\n', held.offset - 1);
       const call = this.enclosingCalls[this.enclosingCalls.length - 1];
       this.findings.push({
