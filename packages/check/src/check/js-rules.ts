@@ -363,6 +363,9 @@ function programFound(expression: ts.Expression): string | undefined {
   return ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first) ? first.text : undefined;
 }
 
+/** What backgroundingIn calls a lone `&`: in cmd's script (after `/c` or `/k` in a list) it runs commands in turn. */
+const BACKGROUND_AMPERSAND_NAME = 'a background `&`';
+
 /** At most this many argument vectors are tried with held words in place: a file's bindings of a name are few. */
 const MAX_HELD_CHOICES = 8;
 
@@ -2523,7 +2526,7 @@ class JsFileAnalysis {
     return holds;
   }
 
-  private checkShellText(expression: ts.Expression, viaName = false): void {
+  private checkShellText(expression: ts.Expression, viaName = false, cmdScript = false): void {
     const node = unwrap(expression);
     // `[...adminCommand, args]`: the words of a list held in a name, spread into the argument list.
     if (ts.isSpreadElement(node)) {
@@ -2532,7 +2535,12 @@ class JsFileAnalysis {
     }
     if (ts.isArrayLiteralExpression(node)) {
       const waited = this.startProcessWaited(node);
-      for (const element of node.elements) if (!(waited && this.shellConstruct(element) === 'Start-Process')) this.checkShellText(element, viaName);
+      // After cmd's `/c` or `/k` the words are cmd's script, where `&` runs commands in turn.
+      let afterCmdFlag = false;
+      for (const element of node.elements) {
+        if (!(waited && this.shellConstruct(element) === 'Start-Process')) this.checkShellText(element, viaName, afterCmdFlag);
+        if (/^\/[ck]$/i.test(commandText(element, 0) ?? '')) afterCmdFlag = true;
+      }
       if (node.elements.some((element) => this.shellConstruct(element))) return;
       // `['/c', 'start', '""', url]`: cmd's start, one word to an element; a program's own `--daemon`.
       const start = this.argvStart(node) ?? daemonOptionIn(node.elements.map((element) => commandText(element, 0)));
@@ -2566,6 +2574,7 @@ class JsFileAnalysis {
     const joined = this.joinedLists(node);
     if (joined) {
       for (const [list, construct] of joined) {
+        if (cmdScript && construct === BACKGROUND_AMPERSAND_NAME) continue;
         if (this.shellChecked.has(list)) continue;
         this.shellChecked.add(list);
         this.report(list, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, list);
@@ -2586,7 +2595,7 @@ class JsFileAnalysis {
       if (called.length > 0) return;
     }
     const construct = this.shellConstruct(node);
-    if (construct) {
+    if (construct && !(cmdScript && construct === BACKGROUND_AMPERSAND_NAME)) {
       this.report(node, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, node);
     }
   }

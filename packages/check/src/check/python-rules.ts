@@ -2002,7 +2002,7 @@ class PythonFileAnalysis {
     if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
-  private checkShellText(node: SyntaxNode, shell = false): void {
+  private checkShellText(node: SyntaxNode, shell = false, cmdScript = false): void {
     // `os.system(open_command(url))`, `self._submit_command(script)`: the text the file's function returns.
     if (node.type === 'call') {
       const callee = node.childForFieldName('function');
@@ -2041,7 +2041,12 @@ class PythonFileAnalysis {
       const elements = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
       // `["Start-Process", exe, "-Wait", "-NoNewWindow"]`: a plain child waited for in the caller's console.
       const waited = startProcessWaitedInConsole(elements.map((element) => commandValue(element)));
-      for (const element of elements) if (!(waited && /^start-process\b/i.test(commandValue(element) ?? ''))) this.checkShellText(element);
+      // After cmd's `/c` or `/k` the words are cmd's script, where `&` runs commands in turn.
+      let afterCmdFlag = false;
+      for (const element of elements) {
+        if (!(waited && /^start-process\b/i.test(commandValue(element) ?? ''))) this.checkShellText(element, false, afterCmdFlag);
+        if (/^\/[ck]$/i.test(commandValue(element) ?? '')) afterCmdFlag = true;
+      }
       if (this.findings.length === before) this.checkDetachingCommand(node, true);
       if (this.findings.length === before) this.checkStartArgv(node);
       if (this.findings.length === before) {
@@ -2053,7 +2058,7 @@ class PythonFileAnalysis {
     }
     const text = commandValue(node);
     const construct = text === undefined ? undefined : backgroundingIn(text);
-    if (construct) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+    if (construct && !(cmdScript && construct === 'a background `&`')) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
   }
 
   /**
