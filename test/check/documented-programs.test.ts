@@ -44,7 +44,11 @@ const EXAMPLES: Record<string, string> = {
   'adb start-server': 'adb start-server',
   'gpgconf --launch': 'gpgconf --launch gpg-agent',
   'a *-daemon.sh start': 'hadoop-daemon.sh start namenode',
-  'dtach -n': 'dtach -n /tmp/s server',
+  'dtach -n, -c or -A': 'dtach -c /tmp/s -E -z server',
+  'abduco -n': 'abduco -n work server',
+  'flatpak-spawn --host': 'flatpak-spawn --host --env=TERM=xterm server',
+  'uwsm app': 'uwsm app -- firefox',
+  'uwsm-app': 'uwsm-app firefox',
   'an elevation helper': 'elevate.exe installer.exe /S',
   'nircmd elevate': 'nircmd elevate installer.exe',
 };

@@ -43,7 +43,8 @@ const CHILD_PROCESS: ModuleShape = {
   callableDefault: false,
 };
 
-const PTY_SHAPE: ModuleShape = { functions: new Set(['spawn']), callableDefault: false, pty: true };
+// node-pty's `fork` and `createTerminal` are `spawn` under older names (its index.ts): each starts a terminal.
+const PTY_SHAPE: ModuleShape = { functions: new Set(['spawn', 'fork', 'createTerminal']), callableDefault: false, pty: true };
 /** node-pty's published forks and prebuilt builds under any scope (`@scrypted/node-pty`, `node-pty-prebuilt-multiarch`). */
 const PTY_FORK = /^(?!@types\/)(?:@[\w.-]+\/)?node-pty(?:-[\w.-]+)?$/;
 
@@ -928,6 +929,33 @@ class JsFileAnalysis {
       if (construct) found.push([list, construct]);
     }
     return found;
+  }
+
+  /**
+   * A template whose spliced names hold literals (`command = "start"` on one branch, then
+   * `` `${command} ${file}` ``): read with each literal in place (at most MAX_HELD_CHOICES texts),
+   * for a name declared once in the file, in the template's own function.
+   */
+  private splicedConstruct(template: ts.TemplateExpression): string | undefined {
+    const own = enclosingFunction(template);
+    const choices = template.templateSpans.map((span) => {
+      const value = unwrap(span.expression);
+      if (!ts.isIdentifier(value) || (this.variables.get(value.text)?.length ?? 0) > 1) return [];
+      const declaration = declaringNode(value.text, value);
+      if (!declaration || !ts.isVariableDeclaration(declaration) || enclosingFunction(declaration) !== own) return [];
+      return this.literalBindings(value.text);
+    });
+    if (choices.every((values) => values.length === 0)) return undefined;
+    let texts = [template.head.text];
+    template.templateSpans.forEach((span, index) => {
+      const values = (choices[index] as string[]).length > 0 ? (choices[index] as string[]) : [VALUE_MARK];
+      texts = texts.flatMap((text) => values.map((value) => text + value + span.literal.text)).slice(0, MAX_HELD_CHOICES);
+    });
+    for (const text of texts) {
+      const construct = backgroundingIn(text);
+      if (construct) return construct;
+    }
+    return undefined;
   }
 
   /** Whether an argument is, or holds, backgrounding text, or the result of a file's function that may return some. */
@@ -2594,7 +2622,7 @@ class JsFileAnalysis {
       }
       if (called.length > 0) return;
     }
-    const construct = this.shellConstruct(node);
+    const construct = this.shellConstruct(node) ?? (ts.isTemplateExpression(node) ? this.splicedConstruct(node) : undefined);
     if (construct && !(cmdScript && construct === BACKGROUND_AMPERSAND_NAME)) {
       this.report(node, 'shell-background', 'error', `shell command starts a background process (${construct}) that outlives its owner`, node);
     }

@@ -2057,8 +2057,35 @@ class PythonFileAnalysis {
       return;
     }
     const text = commandValue(node);
-    const construct = text === undefined ? undefined : backgroundingIn(text);
+    const construct = text === undefined ? undefined : (backgroundingIn(text) ?? this.splicedConstruct(node));
     if (construct && !(cmdScript && construct === 'a background `&`')) this.report(node, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+  }
+
+  /**
+   * An f-string splicing names its function binds to literals (`command = "start"` on one branch,
+   * then `f"{command} {path}"`): read with each literal in place, at most MAX_HELD_CHOICES texts.
+   * JS's twin: js-rules.ts, splicedConstruct.
+   */
+  private splicedConstruct(node: SyntaxNode): string | undefined {
+    if (node.type !== 'string') return undefined;
+    const fields = node.namedChildren.filter((child): child is SyntaxNode => child?.type === 'interpolation');
+    const choices = fields.map((field) => {
+      const inner = field.namedChildren.find((child) => child !== null && child.type !== 'comment');
+      return inner?.type === 'identifier' ? literalBindings(inner, this.heldWords) : [];
+    });
+    if (choices.every((values) => values.length === 0)) return undefined;
+    const pieces = (stringValue(node) ?? '').split(VALUE_MARK);
+    if (pieces.length !== fields.length + 1) return undefined;
+    let texts = [pieces[0] as string];
+    choices.forEach((values, index) => {
+      const each = values.length > 0 ? values : [VALUE_MARK];
+      texts = texts.flatMap((text) => each.map((value) => text + value + (pieces[index + 1] as string))).slice(0, MAX_HELD_CHOICES);
+    });
+    for (const text of texts) {
+      const construct = backgroundingIn(text);
+      if (construct) return construct;
+    }
+    return undefined;
   }
 
   /**

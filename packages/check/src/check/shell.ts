@@ -346,7 +346,16 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   [command('adb', String.raw`\s[^;&|\n]{0,200}?(?:start|fork)-server(?=[\s;&|]|$)`), 'adb start-server'],
   [command('gpgconf', String.raw`\s[^;&|\n]{0,200}?--launch(?=[\s;&|=]|$)`), 'gpgconf --launch'],
   [command(String.raw`(?:[^\s;&|'"(]{0,200}\/)?(?:[\w.-]{0,100}-daemons?\.sh|zkServer\.sh)`, String.raw`[^;&|\n]{0,200}?\sstart(?=[\s;&|]|$)`), 'a *-daemon.sh start'],
-  [command('(?:dtach|abduco)', String.raw`\s+-n(?=[\s;&|]|$)`), 'dtach -n'],
+  // dtach's master forks into the background with a session of its own whether or not the caller
+  // then attaches (`-c`, `-A`; not `-N`, which keeps it in the foreground); abduco's `-n` so.
+  [command('dtach', String.raw`\s+-[nAc](?=[\s;&|]|$)`), 'dtach -n, -c or -A'],
+  [command('abduco', String.raw`\s+-n(?=[\s;&|]|$)`), 'abduco -n'],
+  // Handed to a server that starts the command elsewhere: Flatpak's portal runs it on the host, in
+  // no tree of the caller's, unless `--watch-bus` ties it to the caller (flatpak-spawn(1)); uwsm's
+  // `app` runs it as a systemd unit (a scope by default, as systemd-run --scope).
+  [command('flatpak-spawn', WITH('--host') + WITHOUT('', ['--watch-bus'])), 'flatpak-spawn --host'],
+  [command('uwsm', String.raw`\s+app(?=[\s;&|]|$)`), 'uwsm app'],
+  [command('uwsm-app', String.raw`\s+\S`), 'uwsm-app'],
   // Windows' elevation helpers: the command starts elevated, from the elevation service, outside
   // the caller's tree and job (as ShellExecute's "runas" verb, which they use).
   [new RegExp(AT_COMMAND_START(String.raw`["']?(?:[^\s"';&|(\x60]{0,200}[\\\/])?(?:[Ee]levate(?:\.(?:exe|cmd|bat))?|gsudo(?:\.exe)?)["']?`) + String.raw`(?!\s+(?:status|config|cache|-k|--help|-h|--version|-v)(?=[\s;&|]|$))`), 'an elevation helper'],
@@ -684,9 +693,12 @@ export const PROGRAM_WORD_LIST = [
   String.raw`s(?:tart-server|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:${SUDO_PLAIN}*b|-background))`,
   String.raw`-(?:-bg-daemon|server-start|daemons?\.sh)`, 'n(?:ginx|ircmd)', 'd(?:nsmasq|tach)', 'transmission-daemon',
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
-  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server|ail2ban-(?:client|server))`,
+  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server|ail2ban-(?:client|server)|latpak-spawn)`, 'uwsm',
   String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|\b[^\n]{0,200}?mount))`,
   'wpa_supplicant', 'h(?:ostapd|aproxy)', 'lxc-start', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
+  // cmd's `start` alone bound to a name (`command = "start"`), spliced into a command later.
+  // Its match starts at the word, inside the string (the JS chunker keeps strings holding a trigger).
+  String.raw`(?<==\s*['"\x60])start(?=['"\x60])`,
 ];
 export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
 /**
@@ -697,12 +709,12 @@ export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
  * later in a command's text (`"eval $(ssh-agent -s)"`) is read by PROGRAM_WORDS once a file passes
  * for another word.
  */
-export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server))|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|lxc-start|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
+export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server)|latpak-spawn)|uwsm(?:-app)?|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|lxc-start|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
 // A name right after its quote (or a quote and a slash, `bin + '/elevate.exe'`), a backslash (a
 // Windows path), a template's value and a slash (`${bin}/elevate.exe`), a `$(` (`eval "$(ssh-agent -s)"`),
 // npx or a `bin/` (not any path: a path of any length tried at every
 // quote cost a half more), and the words no program name leads.
-export const QUOTED_PROGRAMS = new RegExp(String.raw`(?:["'\x60\\]\/?|\}[\/\\]|\$\(|npx\s+)(?:${PROGRAM_NAMES})(?=[\s"'\x60.)])|\/s?bin\/(?:${PROGRAM_NAMES})(?=[\s"'\x60.])|ControlPersist|-(?:-bg-daemon|daemons?\.sh)|RunAsDaemon`);
+export const QUOTED_PROGRAMS = new RegExp(String.raw`(?:["'\x60\\]\/?|\}[\/\\]|\$\(|npx\s+)(?:${PROGRAM_NAMES})(?=[\s"'\x60.)])|\/s?bin\/(?:${PROGRAM_NAMES})(?=[\s"'\x60.])|ControlPersist|-(?:-bg-daemon|daemons?\.sh)|RunAsDaemon|=\s*['"\x60]start['"\x60]`);
 /**
  * `start /b` and Start-Process, matched without case, spelled out in both cases so that it joins
  * other sources. In source text the title and blanks between `start` and `/b` may be written with
