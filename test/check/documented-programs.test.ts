@@ -46,7 +46,6 @@ const EXAMPLES: Record<string, string> = {
   'a *-daemon.sh start': 'hadoop-daemon.sh start namenode',
   'dtach -n, -c or -A': 'dtach -c /tmp/s -E -z server',
   'abduco -n': 'abduco -n work server',
-  'flatpak-spawn --host': 'flatpak-spawn --host --env=TERM=xterm server',
   'uwsm app': 'uwsm app -- firefox',
   'uwsm-app': 'uwsm-app firefox',
   'an elevation helper': 'elevate.exe installer.exe /S',

@@ -350,10 +350,7 @@ const DAEMONIZING_PROGRAMS: Array<[RegExp, string]> = [
   // then attaches (`-c`, `-A`; not `-N`, which keeps it in the foreground); abduco's `-n` so.
   [command('dtach', String.raw`\s+-[nAc](?=[\s;&|]|$)`), 'dtach -n, -c or -A'],
   [command('abduco', String.raw`\s+-n(?=[\s;&|]|$)`), 'abduco -n'],
-  // Handed to a server that starts the command elsewhere: Flatpak's portal runs it on the host, in
-  // no tree of the caller's, unless `--watch-bus` ties it to the caller (flatpak-spawn(1)); uwsm's
-  // `app` runs it as a systemd unit (a scope by default, as systemd-run --scope).
-  [command('flatpak-spawn', WITH('--host') + WITHOUT('', ['--watch-bus'])), 'flatpak-spawn --host'],
+  // Handed to systemd: uwsm's `app` runs the command as a unit (a scope by default, as systemd-run --scope).
   [command('uwsm', String.raw`\s+app(?=[\s;&|]|$)`), 'uwsm app'],
   [command('uwsm-app', String.raw`\s+\S`), 'uwsm-app'],
   // Windows' elevation helpers: the command starts elevated, from the elevation service, outside
@@ -690,15 +687,15 @@ export const SHELL_WORD_LIST = [
 const QUOTED_NEXT = String.raw`['"\x60]?[\s,]+['"\x60]?`;
 export const PROGRAM_WORD_LIST = [
   // sudo with a `-b` cluster or `--background` later on its line, as ssh's `-f`.
-  String.raw`s(?:tart-server|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:${SUDO_PLAIN}*b|-background))`,
+  // cmd's `start` alone bound to a name (`command = "start"`), spliced into a command later: its
+  // match starts at the word, inside the string (the JS chunker keeps strings holding a trigger),
+  // and the name is checked behind it once the word is read (a lookbehind first cost every position).
+  String.raw`s(?:tart(?:-server|(?<==\s*['"\x60]start)(?=['"\x60]))|sh(?:d\b|fs|-agent)|3fs|upervisord|udo\b[^\n]{0,200}?[\s'"\x60]-(?:${SUDO_PLAIN}*b|-background))`,
   String.raw`-(?:-bg-daemon|server-start|daemons?\.sh)`, 'n(?:ginx|ircmd)', 'd(?:nsmasq|tach)', 'transmission-daemon',
   'g(?:ocryptfs|pgconf|sudo)', String.raw`m(?:osquitto|ulti${QUOTED_NEXT}(?:re)?start)`, String.raw`caddy${QUOTED_NEXT}start`,
-  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server|ail2ban-(?:client|server)|latpak-spawn)`, 'uwsm',
+  String.raw`p(?:ulseaudio|hp-fpm|m2\b)`, 'a(?:irflow|bduco)', String.raw`f(?:orever\b[^\n]{0,200}?(?:re)?start|ork-server|ail2ban-(?:client|server))`, 'uwsm',
   String.raw`[Ee](?:levate(?:\.(?:exe|cmd|bat)|['"\x60\s]|$)|ncfs)`, 'vncserver', 'x11vnc', String.raw`b(?:indfs|org(?:fs|\b[^\n]{0,200}?mount))`,
   'wpa_supplicant', 'h(?:ostapd|aproxy)', 'lxc-start', 'ibus-daemon', 'RunAsDaemon', 'zkServer', 'ControlPersist',
-  // cmd's `start` alone bound to a name (`command = "start"`), spliced into a command later.
-  // Its match starts at the word, inside the string (the JS chunker keeps strings holding a trigger).
-  String.raw`(?<==\s*['"\x60])start(?=['"\x60])`,
 ];
 export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
 /**
@@ -709,7 +706,7 @@ export const PROGRAM_WORDS = new RegExp(PROGRAM_WORD_LIST.join('|'));
  * later in a command's text (`"eval $(ssh-agent -s)"`) is read by PROGRAM_WORDS once a file passes
  * for another word.
  */
-export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server)|latpak-spawn)|uwsm(?:-app)?|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|lxc-start|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
+export const PROGRAM_NAMES = String.raw`ss(?:hd|hfs|h-agent)|s3fs|s(?:upervisord|udo)|n(?:ginx|ircmd)|d(?:nsmasq|tach)|transmission-daemon|g(?:ocryptfs|pgconf|sudo)|mosquitto|c(?:elery|addy)|p(?:ulseaudio|hp-fpm|m2)|a(?:irflow|bduco|db)|f(?:orever|ail2ban-(?:client|server))|uwsm(?:-app)?|[Ee]levate|encfs|vncserver|x11vnc|b(?:indfs|org)|wpa_supplicant|h(?:ostapd|aproxy)|lxc-start|ibus-daemon|tor|(?:kafka|zookeeper)-server-start|zkServer`;
 // A name right after its quote (or a quote and a slash, `bin + '/elevate.exe'`), a backslash (a
 // Windows path), a template's value and a slash (`${bin}/elevate.exe`), a `$(` (`eval "$(ssh-agent -s)"`),
 // npx or a `bin/` (not any path: a path of any length tried at every
