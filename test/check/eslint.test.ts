@@ -42,7 +42,9 @@ for (const suite of ['js', 'js-chunks']) test(`the ESLint rule reports the same 
     for (const file of fixtures.files) {
       const text = readFileSync(join(fixtures.dir, file), 'utf8');
       if (fixtures.expected.some((e) => e.file === file && e.rule === 'parse-error')) continue; // ESLint rejects it itself
-      const isTypeScript = /\.[cm]?tsx?$/.test(file);
+      // TypeScript and Flow (`@flow`): espree reads neither, a project lints them with a parser of its
+      // own (typescript-eslint, hermes-eslint); the rule reads the file's text either way.
+      const isTypeScript = /\.[cm]?tsx?$/.test(file) || /@flow\b/.test(text.slice(0, 200));
       const messages = linter.verify(
         text,
         [

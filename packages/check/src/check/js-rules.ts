@@ -12,6 +12,7 @@
 // typescript-cache.ts has usually put it in require's cache already, compiled from a code cache.
 import ts = require('../vendor/typescript-parser.cjs');
 import { lstatSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { relevantText } from './js-chunks.js';
 import { isRelative, MAX_MODULE_BYTES, resolveProjectModule } from './module-resolution.js';
@@ -114,6 +115,34 @@ function parse(path: string, text: string): ts.SourceFile {
  * parses every file whole, `chunks` blanks whatever can be blanked, however little.
  */
 export function analyseJs(text: string, path: string, root: string = process.cwd(), parsing: 'auto' | 'whole' | 'chunks' = 'auto'): RawFinding[] {
+  const findings = analyseJsText(text, path, root, parsing);
+  // Flow's annotations (`(x: string)` casts, `?Type`) are no TypeScript: a JS file marked `@flow`
+  // that does not parse is read again with its types blanked by flow-remove-types (loaded only
+  // here), which keeps every line and column; that reading counts if it parses.
+  if (!findings.some((finding) => finding.rule === 'parse-error') || !FLOW_SOURCE.test(path) || !FLOW_PRAGMA.test(text.slice(0, 4096))) return findings;
+  const stripped = flowStripped(text);
+  if (stripped === undefined) return findings;
+  const again = analyseJsText(stripped, path, root, parsing);
+  return again.some((finding) => finding.rule === 'parse-error') ? findings : again;
+}
+
+/** Files Flow annotates: JS, not TypeScript. */
+const FLOW_SOURCE = /\.[cm]?jsx?$/i;
+/** Flow's pragma in a comment near the file's top (`// @flow`, or `@flow strict` in a block comment). */
+const FLOW_PRAGMA = /(?:\/\/|\/\*|^\s*\*)[^\n]*@flow\b/m;
+
+/** The text with Flow's types blanked (the same length), or undefined where Flow's parser cannot read it either. */
+function flowStripped(text: string): string | undefined {
+  try {
+    const strip = createRequire(import.meta.url)('flow-remove-types') as (source: string, options: { all: boolean }) => { toString(): string };
+    const out = strip(text, { all: true }).toString();
+    return out.length === text.length ? out : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function analyseJsText(text: string, path: string, root: string, parsing: 'auto' | 'whole' | 'chunks'): RawFinding[] {
   const context = { root: resolve(root), depth: 0 };
   const isProject = (specifier: string) => isProjectSpecifier(path, specifier, context.root);
   const chunks = parsing === 'whole' ? undefined : relevantText(text, path, parsing === 'chunks' ? 0 : undefined, isProject);

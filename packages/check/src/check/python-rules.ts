@@ -386,6 +386,20 @@ export interface PythonAnalysisOptions {
  * the analysis finds a use of a locally bound module name in a statement left out.
  */
 export async function analysePython(text: string, options: PythonAnalysisOptions = {}): Promise<RawFinding[]> {
+  const findings = await analyseOnce(text, options);
+  // Code from before Python 3.7 may name things `async` (Tornado-era modules, `def f(async=None)`),
+  // or a method `await`, which the grammar reads as keywords: where the file does not parse, it is
+  // read again with those names spelled `_sync`/`_wait` (the same length, so every line and column stays), and that reading
+  // counts if it parses. Code that parses is never read so.
+  if (!findings.some((finding) => finding.rule === 'parse-error') || !KEYWORD_AS_NAME.test(text)) return findings;
+  const renamed = await analyseOnce(text.replace(KEYWORDS_AS_NAMES, (word) => `_${word.slice(2)}`), options);
+  return renamed.some((finding) => finding.rule === 'parse-error') ? findings : renamed;
+}
+/** `async` that is no keyword (not before `def`, `for` or `with`), and `await` defined or called as a method (`def await(`, `m.await(`). */
+const KEYWORD_AS_NAME = /\basync\b(?![ \t]+(?:def|for|with)\b)|(?<=\bdef[ \t]+|\.)await\b/;
+const KEYWORDS_AS_NAMES = new RegExp(KEYWORD_AS_NAME.source, 'g');
+
+async function analyseOnce(text: string, options: PythonAnalysisOptions): Promise<RawFinding[]> {
   const { parser, fields } = await pythonParser();
   // The owners of command runners matter only for shell text: where no string of the file can
   // background a process (the prefilter's own test), their statements are not parsed.
