@@ -623,8 +623,10 @@ const HELD_APPEND = /^[ \t]*([A-Za-z_]\w*)\.(?:append|extend)\((\[?[ \t]*[rRuU]{
 const HELD_CONCATENATION = new RegExp(String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(${HELD_PART}(?:[ \t]*\+[ \t]*${HELD_PART})+)[ \t]*(?:#[^\n]*)?$`, 'gm');
 /** The same values returned (`return "server &"`, `return "start " + url`): text a function hands its caller, keyed `return` until its function is known. */
 const NAME_ASSIGNED = String.raw`([A-Za-z_]\w*)[ \t]*=[ \t]*`;
-const RETURNED_COMMAND = new RegExp(HELD_COMMAND.source.replace(NAME_ASSIGNED, String.raw`(return)[ \t]+`), 'gm');
-const RETURNED_CONCATENATION = new RegExp(HELD_CONCATENATION.source.replace(NAME_ASSIGNED, String.raw`(return)[ \t]+`), 'gm');
+// One scan for both: a name with its `=`, or `return` (a name with no `=` after it backtracks to `return`).
+const HELD_OR_RETURNED = String.raw`([A-Za-z_]\w*(?=[ \t]*=)|return(?=[ \t]))[ \t]*=?[ \t]*`;
+const HELD_OR_RETURNED_COMMAND = new RegExp(HELD_COMMAND.source.replace(NAME_ASSIGNED, HELD_OR_RETURNED), 'gm');
+const HELD_OR_RETURNED_CONCATENATION = new RegExp(HELD_CONCATENATION.source.replace(NAME_ASSIGNED, HELD_OR_RETURNED), 'gm');
 /** `NAME = f(...)`, `NAME = self.f(...)` on a line: the name holds what the file's function f returns. */
 const HELD_RESULT = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:(?:self|cls)[ \t]*\.[ \t]*)?([A-Za-z_]\w*)[ \t]*\(/gm;
 const HELD_TOKEN = new RegExp(String.raw`[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')|([A-Za-z_][\w.]*(?:\([^()\n]*\))?))[ \t]*\+?`, 'y');
@@ -645,7 +647,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
       list.push({ offset: valueAt + (string.index as number), text: /f/i.test(string[1] as string) ? body.replace(/\{[^{}]*\}/g, VALUE_MARK) : body, ...(appended ? { appended } : {}) });
     }
   };
-  for (const match of [...text.matchAll(HELD_COMMAND), ...text.matchAll(RETURNED_COMMAND)]) {
+  for (const match of text.matchAll(HELD_OR_RETURNED_COMMAND)) {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
     const list = listOf(match[1] as string);
@@ -670,7 +672,7 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     addStrings(listOf(match[1] as string), value, (match.index as number) + (match[0] as string).indexOf(value), false, true);
   }
   // `cmd = "start " + terminal()`: the chain read as one command text, each value a VALUE_MARK.
-  for (const match of [...text.matchAll(HELD_CONCATENATION), ...text.matchAll(RETURNED_CONCATENATION)]) {
+  for (const match of text.matchAll(HELD_OR_RETURNED_CONCATENATION)) {
     const value = match[2] as string;
     const valueAt = (match.index as number) + (match[0] as string).indexOf(value);
     let command = '';
