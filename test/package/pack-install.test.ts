@@ -13,9 +13,10 @@ const core = PACKAGES[0]!;
 const check = PACKAGES[1]!;
 /**
  * What only the check needs: the core alone must not install them. (Its JS parser is TypeScript's,
- * cut by the build and packed in dist/vendor/: the typescript package is not a dependency.)
+ * cut by the build and packed in dist/vendor/: the typescript package is not a dependency. Flow's
+ * type stripper is loaded only for a `@flow` file TypeScript's parser cannot read.)
  */
-const PARSERS = ['@vscode/tree-sitter-wasm'];
+const PARSERS = ['@vscode/tree-sitter-wasm', 'flow-remove-types'];
 const mark = newMark();
 let packDir = '';
 let tarballs: string[] = [];
