@@ -119,17 +119,27 @@ export function analyseJs(text: string, path: string, root: string = process.cwd
   // Flow's annotations (`(x: string)` casts, `?Type`) are no TypeScript: a JS file marked `@flow`
   // that does not parse is read again with its types blanked by flow-remove-types (loaded only
   // here), which keeps every line and column; that reading counts if it parses.
-  if (!findings.some((finding) => finding.rule === 'parse-error') || !FLOW_SOURCE.test(path) || !FLOW_PRAGMA.test(text.slice(0, 4096))) return findings;
+  if (!findings.some((finding) => finding.rule === 'parse-error') || !FLOW_SOURCE.test(path) || text.length > MAX_FLOW_BYTES || !FLOW_PRAGMA.test(leadingComments(text))) return findings;
   const stripped = flowStripped(text);
   if (stripped === undefined) return findings;
   const again = analyseJsText(stripped, path, root, parsing);
   return again.some((finding) => finding.rule === 'parse-error') ? findings : again;
 }
 
+/**
+ * Flow's parser is super-linear in a file's size (0.9 MB: 5.5 s, 1.8 MB: 81 s, measured): above
+ * this, the first parse error stands.
+ */
+const MAX_FLOW_BYTES = 256 * 1024;
+/** The comments before a file's first code (a `#!` line first), where Flow reads its pragma; at most 4 KB. */
+const LEADING_COMMENTS = /^(?:#![^\n]*\n)?(?:\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/;
+function leadingComments(text: string): string {
+  return LEADING_COMMENTS.exec(text.slice(0, 4096))?.[0] ?? '';
+}
 /** Files Flow annotates: JS, not TypeScript. */
 const FLOW_SOURCE = /\.[cm]?jsx?$/i;
-/** Flow's pragma in a comment near the file's top (`// @flow`, or `@flow strict` in a block comment). */
-const FLOW_PRAGMA = /(?:\/\/|\/\*|^\s*\*)[^\n]*@flow\b/m;
+/** Flow's pragma (`// @flow`, or `@flow strict` in a block comment), in the leading comments. */
+const FLOW_PRAGMA = /@flow\b/;
 
 /** The text with Flow's types blanked (the same length), or undefined where Flow's parser cannot read it either. */
 function flowStripped(text: string): string | undefined {
@@ -393,6 +403,10 @@ function programFound(expression: ts.Expression): string | undefined {
   return ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first) ? first.text : undefined;
 }
 
+/** How many calls deep returned text is followed (`return c1()` … `return "server &"`). */
+const MAX_RETURN_DEPTH = 8;
+/** cmd itself, as a list's word (`cmd`, `cmd.exe`, a path to it). */
+const CMD_PROGRAM = /^(?:.*[\\/])?cmd(?:\.exe)?$/i;
 /** What backgroundingIn calls a lone `&`: in cmd's script (after `/c` or `/k` in a list) it runs commands in turn. */
 const BACKGROUND_AMPERSAND_NAME = 'a background `&`';
 
@@ -765,7 +779,16 @@ function declaringNode(name: string, use: ts.Node): ts.Node | undefined {
  * The expressions a function returns (an arrow's body, or its own `return`s, not those of functions
  * nested in it), in source order; iterative, since a body's depth is unbounded.
  */
+const returnedMemo = new WeakMap<FunctionLike, ts.Expression[]>();
 function returnedExpressions(fn: FunctionLike): ts.Expression[] {
+  // Once a function: a file may call it (or name it) thousands of times.
+  const known = returnedMemo.get(fn);
+  if (known) return known;
+  const found = collectReturned(fn);
+  returnedMemo.set(fn, found);
+  return found;
+}
+function collectReturned(fn: FunctionLike): ts.Expression[] {
   if (!fn.body) return [];
   if (!ts.isBlock(fn.body)) return [fn.body];
   const found: ts.Expression[] = [];
@@ -805,6 +828,12 @@ class JsFileAnalysis {
   private readonly ownRunners = new Map<string, number>();
   /** The file's own runner methods, by class: name to the command parameter's position (-1: read two ways). */
   private readonly ownMethods = new Map<ts.Node, Map<string, number>>();
+  /** calledFunctions' answer by name (a parameter of that name aside). */
+  private readonly calledByName = new Map<string, FunctionLike[]>();
+  /** joinedLists' answer by the name holding the lists. */
+  private readonly joinedByName = new Map<string, Array<[ts.ArrayLiteralExpression, string]>>();
+  /** How deep checkShellText follows returned text through calls (a chain of thousands is cut). */
+  private returnDepth = 0;
   /** The same runners by their function, named or not (`module.exports = function (cmd) {...}`). */
   private readonly runnerFunctions = new Map<ts.Node, number>();
   /** Array literals whose first element is a name: an argument vector where the name holds a detaching program. */
@@ -936,6 +965,10 @@ class JsFileAnalysis {
   private importedRunner(name: string, call: ts.CallExpression): number | undefined {
     const binding = this.bindings.get(name);
     if (binding?.kind !== 'project' || (binding.member === '*' && !binding.require)) return undefined;
+    // A parameter of that name is not the import.
+    const callee = call.expression;
+    const declaration = ts.isIdentifier(callee) ? declaringNode(name, callee) : undefined;
+    if (declaration && ts.isParameter(declaration)) return undefined;
     // The module is read only for a call handing it something that could be a finding.
     if (!call.arguments.some((argument) => this.mayCarryCommand(argument))) return undefined;
     return this.withProject(() => projectModule(this.sf.fileName, binding.specifier, this.context)?.runners?.get(binding.member === '*' ? 'default' : binding.member));
@@ -950,13 +983,25 @@ class JsFileAnalysis {
     if (!ts.isCallExpression(node) || !ts.isPropertyAccessExpression(node.expression) || node.expression.name.text !== 'join' || node.arguments.length > 1) return undefined;
     const separator = node.arguments[0] ? commandText(node.arguments[0], 0) : ',';
     const owner = unwrap(node.expression.expression);
-    const lists = ts.isArrayLiteralExpression(owner) ? [owner] : ts.isIdentifier(owner) ? this.heldSources(owner.text).map((source) => source && unwrap(source)).filter((source): source is ts.ArrayLiteralExpression => source !== undefined && ts.isArrayLiteralExpression(source)) : [];
-    if (separator === undefined || lists.length === 0) return undefined;
-    const found: Array<[ts.ArrayLiteralExpression, string]> = [];
-    for (const list of lists) {
-      const construct = backgroundingIn(list.elements.map((element) => (ts.isSpreadElement(element) ? VALUE_MARK : (commandText(element, 0) ?? VALUE_MARK))).join(separator));
-      if (construct) found.push([list, construct]);
-    }
+    if (separator === undefined) return undefined;
+    const read = (lists: ts.ArrayLiteralExpression[]) => {
+      const found: Array<[ts.ArrayLiteralExpression, string]> = [];
+      for (const list of lists) {
+        const construct = backgroundingIn(list.elements.map((element) => (ts.isSpreadElement(element) ? VALUE_MARK : (commandText(element, 0) ?? VALUE_MARK))).join(separator));
+        if (construct) found.push([list, construct]);
+      }
+      return found;
+    };
+    if (ts.isArrayLiteralExpression(owner)) return read([owner]);
+    if (!ts.isIdentifier(owner)) return undefined;
+    // A name's lists are read once for a separator, however often it is joined.
+    const key = `${separator}\0${owner.text}`;
+    const known = this.joinedByName.get(key);
+    if (known) return known;
+    const lists = this.heldSources(owner.text).map((source) => source && unwrap(source)).filter((source): source is ts.ArrayLiteralExpression => source !== undefined && ts.isArrayLiteralExpression(source));
+    if (lists.length === 0) return undefined;
+    const found = read(lists);
+    this.joinedByName.set(key, found);
     return found;
   }
 
@@ -2066,19 +2111,26 @@ class JsFileAnalysis {
     const name = callee.text;
     const declaration = declaringNode(name, callee);
     if (declaration && ts.isParameter(declaration)) return [];
+    // The rest is the same at every call of the name: found once.
+    let found = this.calledByName.get(name);
+    if (!found) this.calledByName.set(name, (found = this.functionsBoundTo(name)));
+    return found;
+  }
+
+  private functionsBoundTo(name: string): FunctionLike[] {
     const own = this.onlyFunction(name);
     if (own) return [own];
     const declarations = this.variables.get(name);
     if (declarations?.length !== 1) return [];
-    const found: FunctionLike[] = [];
+    const found = new Set<FunctionLike>();
     for (const source of [declarations[0]?.initializer, ...(this.mutations.get(name) ?? [])]) {
       const value = source && unwrap(source);
       if (!value || value.kind === SK.NullKeyword || (ts.isIdentifier(value) && value.text === 'undefined')) continue;
       const fn = ts.isIdentifier(value) ? this.onlyFunction(value.text) : undefined;
       if (!fn) return [];
-      found.push(fn);
+      found.add(fn);
     }
-    return found;
+    return [...found];
   }
 
   /** The function a name is bound to, where the file binds that name once, to a function, and never again. */
@@ -2593,11 +2645,13 @@ class JsFileAnalysis {
     if (ts.isArrayLiteralExpression(node)) {
       const waited = this.startProcessWaited(node);
       // After cmd's `/c` or `/k` the words are cmd's script, where `&` runs commands in turn.
+      // (cmd's: the list's first word, as spawn('cmd', ['/c', …]) passes it, or right after cmd.)
       let afterCmdFlag = false;
-      for (const element of node.elements) {
+      node.elements.forEach((element, index) => {
         if (!(waited && this.shellConstruct(element) === 'Start-Process')) this.checkShellText(element, viaName, afterCmdFlag);
-        if (/^\/[ck]$/i.test(commandText(element, 0) ?? '')) afterCmdFlag = true;
-      }
+        const before = index === 0 ? undefined : node.elements[index - 1];
+        if (/^\/[ck]$/i.test(commandText(element, 0) ?? '') && (index === 0 || (before !== undefined && CMD_PROGRAM.test(commandText(before, 0) ?? '')))) afterCmdFlag = true;
+      });
       if (node.elements.some((element) => this.shellConstruct(element))) return;
       // `['/c', 'start', '""', url]`: cmd's start, one word to an element; a program's own `--daemon`.
       const start = this.argvStart(node) ?? daemonOptionIn(node.elements.map((element) => commandText(element, 0)));
@@ -2622,7 +2676,7 @@ class JsFileAnalysis {
           } else if (this.pushes.get(node.text)?.includes(source) && isDaemonOptionWord(commandText(source, 0) ?? '')) {
             // `args.push('--daemonize')`: a word after the program of the list held in the name.
             this.report(source, 'shell-background', 'error', "shell command starts a background process (a program's own --daemon option) that outlives its owner", source);
-          } else this.checkShellText(source, true);
+          } else this.checkShellText(source, true, cmdScript);
         }
       }
       return;
@@ -2642,12 +2696,18 @@ class JsFileAnalysis {
     // in a name): each returned expression read as the command, reported where its words are.
     if (ts.isCallExpression(node) && ts.isIdentifier(unwrap(node.expression))) {
       const called = this.calledFunctions(unwrap(node.expression) as ts.Identifier);
-      for (const fn of called) {
-        for (const returned of returnedExpressions(fn)) {
-          if (this.shellChecked.has(returned)) continue;
-          this.shellChecked.add(returned);
-          this.checkShellText(returned);
+      if (called.length > 0 && this.returnDepth >= MAX_RETURN_DEPTH) return; // a chain of calls: read this deep
+      this.returnDepth++;
+      try {
+        for (const fn of called) {
+          for (const returned of returnedExpressions(fn)) {
+            if (this.shellChecked.has(returned)) continue;
+            this.shellChecked.add(returned);
+            this.checkShellText(returned, false, cmdScript);
+          }
         }
+      } finally {
+        this.returnDepth--;
       }
       if (called.length > 0) return;
     }

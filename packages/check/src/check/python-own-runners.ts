@@ -202,16 +202,27 @@ function countDefinitions(blocks: readonly Block[]): Map<string, number> {
 }
 
 /**
- * The function of the text whose body holds `at`, by its name, where the file defines that name
- * once (in any class or none): what a call by that name, plain or on `self`/`cls`, runs.
+ * The function of the text whose body holds `at`, keyed by its name (`.name` for a method), where
+ * the file defines that key once: what a plain call (a method: one on `self`/`cls`) runs.
  */
 export function functionsDefinedOnce(text: string): (at: number) => string | undefined {
   const blocks = blocksOf(text);
-  const names = new Map<string, number>();
-  for (const block of blocks) if (block.kind === 'def') names.set(block.name, (names.get(block.name) ?? 0) + 1);
+  // A method is keyed `.name` (called on `self`/`cls`), a function `name` (called plainly); a name
+  // imported (`from x import name`) is not the file's function.
+  const keyOf = (block: Block) => (block.parent?.kind === 'class' ? `.${block.name}` : block.name);
+  const keys = new Map<string, number>();
+  for (const block of blocks) if (block.kind === 'def') keys.set(keyOf(block), (keys.get(keyOf(block)) ?? 0) + 1);
+  const imported = new Map<string, boolean>();
+  const isImported = (name: string) => {
+    let known = imported.get(name);
+    if (known === undefined) imported.set(name, (known = new RegExp(String.raw`\bimport\b[^\n]*\b${name}\b`).test(text)));
+    return known;
+  };
   return (at) => {
     const block = innermostFunction(blocks, at);
-    return block && names.get(block.name) === 1 ? block.name : undefined;
+    if (!block || keys.get(keyOf(block)) !== 1) return undefined;
+    if (block.parent?.kind !== 'class' && isImported(block.name)) return undefined;
+    return keyOf(block);
   };
 }
 

@@ -395,6 +395,8 @@ export async function analysePython(text: string, options: PythonAnalysisOptions
   const renamed = await analyseOnce(text.replace(KEYWORDS_AS_NAMES, (word) => `_${word.slice(2)}`), options);
   return renamed.some((finding) => finding.rule === 'parse-error') ? findings : renamed;
 }
+/** At most this many statement ranges are given to the parser; more, and it reads the whole text. */
+const MAX_RANGES = 2000;
 /** `async` that is no keyword (not before `def`, `for` or `with`), and `await` defined or called as a method (`def await(`, `m.await(`). */
 const KEYWORD_AS_NAME = /\basync\b(?![ \t]+(?:def|for|with)\b)|(?<=\bdef[ \t]+|\.)await\b/;
 const KEYWORDS_AS_NAMES = new RegExp(KEYWORD_AS_NAME.source, 'g');
@@ -421,7 +423,9 @@ async function analyseOnce(text: string, options: PythonAnalysisOptions): Promis
     triggers.push(...programs, ...usesOfAny(lookedUp, text));
     triggers.sort((a, b) => a - b);
   }
-  const selection = options.whole ? undefined : selectStatements(text, triggers, runners);
+  // Thousands of ranges cost the parser more than the whole text (40,000: 9 s against 0.3 s whole).
+  const selected = options.whole ? undefined : selectStatements(text, triggers, runners);
+  const selection = selected && selected.ranges.length <= MAX_RANGES ? selected : undefined;
   if (runners.length > 0) {
     triggers.push(...runners);
     triggers.sort((a, b) => a - b);
@@ -493,7 +497,7 @@ function namesHoldingShellText(text: string): Set<string> {
   const held = heldCommandText(text);
   for (const [name, helds] of held) {
     // `f()`: the function's name, where a call of it is the runner's argument; a name holding its result.
-    if (helds.some((entry) => heldConstruct(entry, true) !== undefined || (entry.resultOf !== undefined && held.has(`${entry.resultOf}()`)))) names.add(name.endsWith('()') ? name.slice(0, -2) : name);
+    if (helds.some((entry) => heldConstruct(entry, true) !== undefined || (entry.resultOf !== undefined && held.has(`${entry.resultOf}()`)))) names.add(name.replace(/^\./, '').replace(/\(\)$/, ''));
   }
   // A program held in a name or member (`self.mountproc = "sshfs"`), run with a list later.
   if (QUOTED_PROGRAM_NAME.test(text)) for (const name of [...programHolders(text).keys(), ...programHolders(text, true).keys()]) names.add(name.replace(/^self\./, ''));
@@ -628,7 +632,7 @@ const HELD_OR_RETURNED = String.raw`([A-Za-z_]\w*(?=[ \t]*=)|return(?=[ \t]))[ \
 const HELD_OR_RETURNED_COMMAND = new RegExp(HELD_COMMAND.source.replace(NAME_ASSIGNED, HELD_OR_RETURNED), 'gm');
 const HELD_OR_RETURNED_CONCATENATION = new RegExp(HELD_CONCATENATION.source.replace(NAME_ASSIGNED, HELD_OR_RETURNED), 'gm');
 /** `NAME = f(...)`, `NAME = self.f(...)` on a line: the name holds what the file's function f returns. */
-const HELD_RESULT = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:(?:self|cls)[ \t]*\.[ \t]*)?([A-Za-z_]\w*)[ \t]*\(/gm;
+const HELD_RESULT = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*((?:self|cls)[ \t]*\.[ \t]*)?([A-Za-z_]\w*)[ \t]*\(/gm;
 const HELD_TOKEN = new RegExp(String.raw`[ \t]*(?:([rRuUfF]{0,2})(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')|([A-Za-z_][\w.]*(?:\([^()\n]*\))?))[ \t]*\+?`, 'y');
 
 /** The strings assigned to names in the text (an f-string's fields read as values), by name. */
@@ -692,13 +696,13 @@ function heldCommandText(text: string): Map<string, HeldCommand[]> {
     const functionAt = functionsDefinedOnce(text);
     const returning = new Set<string>();
     for (const entry of returned) {
-      const name = functionAt(entry.offset);
-      if (name === undefined) continue;
-      listOf(`${name}()`).push(entry);
-      returning.add(name);
+      const key = functionAt(entry.offset);
+      if (key === undefined) continue;
+      listOf(`${key}()`).push(entry);
+      returning.add(key);
     }
     for (const match of text.matchAll(HELD_RESULT)) {
-      const called = match[2] as string;
+      const called = `${match[2] ? '.' : ''}${match[3] as string}`;
       if (returning.has(called)) listOf(match[1] as string).push({ offset: match.index as number, text: '', resultOf: called });
     }
   }
@@ -726,6 +730,18 @@ function listWords(inner: string): Array<string | undefined> {
     if (LIST_ELEMENT.lastIndex >= inner.length) break;
   }
   return words;
+}
+
+/** Whether `name` is a parameter of the function enclosing `node` (a call of it runs what the caller hands in). */
+function isParameterAt(node: SyntaxNode, name: string): boolean {
+  let scope = node.parent;
+  while (scope && scope.type !== 'function_definition') scope = scope.parent;
+  const parameters = scope?.childForFieldName('parameters');
+  if (!parameters) return false;
+  return parameters.namedChildren.some((parameter) => {
+    const named = parameter?.type === 'identifier' ? parameter : parameter?.childForFieldName('name') ?? parameter?.namedChildren.find((child) => child?.type === 'identifier');
+    return named?.text === name;
+  });
 }
 
 /** Whether a call's arguments hold `shell=True`. */
@@ -2023,25 +2039,31 @@ class PythonFileAnalysis {
     if (node.type === 'call') {
       const callee = node.childForFieldName('function');
       const owner = callee?.type === 'attribute' ? callee.childForFieldName('object')?.text : undefined;
-      const name = callee?.type === 'identifier' ? callee.text : owner === 'self' || owner === 'cls' ? callee?.childForFieldName('attribute')?.text : undefined;
-      if (name !== undefined) this.checkHeldCommand(`${name}()`, shell);
+      // A plain call runs a function (not one the enclosing function takes as a parameter), a call on
+      // `self`/`cls` a method: each keyed as functionsDefinedOnce keys them.
+      const method = owner === 'self' || owner === 'cls' ? callee?.childForFieldName('attribute')?.text : undefined;
+      const plain = callee?.type === 'identifier' && !isParameterAt(node, callee.text) ? callee.text : undefined;
+      if (plain !== undefined) this.checkHeldCommand(`${plain}()`, shell, cmdScript);
+      if (method !== undefined) this.checkHeldCommand(`.${method}()`, shell, cmdScript);
       // `" ".join(args)`: a list's words joined into one command line, written there or held in a name.
       const joined = callee?.type === 'attribute' && callee.childForFieldName('attribute')?.text === 'join' ? callee.childForFieldName('object') : undefined;
       const separator = joined ? stringValue(joined) : undefined;
       const parts = node.childForFieldName('arguments')?.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment') ?? [];
       if (separator !== undefined && parts.length === 1 && parts[0]) {
         const list = parts[0];
-        if (list.type === 'identifier') this.checkHeldCommand(list.text, true);
-        else if (list.type === 'list' || list.type === 'tuple') {
+        // A held list is read joined by blanks (checkHeldCommand's shell reading): only for a blank separator.
+        if (list.type === 'identifier') {
+          if (separator.trim() === '') this.checkHeldCommand(list.text, true, cmdScript);
+        } else if (list.type === 'list' || list.type === 'tuple') {
           const words = list.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment').map((child) => commandValue(child) ?? VALUE_MARK);
           const construct = backgroundingIn(words.join(separator));
-          if (construct) this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
+          if (construct && !(cmdScript && construct === 'a background `&`')) this.report(list, 'shell-background', `shell command starts a background process (${construct}) that outlives its owner`);
         }
         return;
       }
     }
     if (node.type === 'identifier') {
-      this.checkHeldCommand(node.text, shell);
+      this.checkHeldCommand(node.text, shell, cmdScript);
       this.checkBuiltList(node);
       return;
     }
@@ -2058,11 +2080,13 @@ class PythonFileAnalysis {
       // `["Start-Process", exe, "-Wait", "-NoNewWindow"]`: a plain child waited for in the caller's console.
       const waited = startProcessWaitedInConsole(elements.map((element) => commandValue(element)));
       // After cmd's `/c` or `/k` the words are cmd's script, where `&` runs commands in turn.
+      // (cmd's: the list's first word, or right after cmd.)
       let afterCmdFlag = false;
-      for (const element of elements) {
+      elements.forEach((element, index) => {
         if (!(waited && /^start-process\b/i.test(commandValue(element) ?? ''))) this.checkShellText(element, false, afterCmdFlag);
-        if (/^\/[ck]$/i.test(commandValue(element) ?? '')) afterCmdFlag = true;
-      }
+        const before = index === 0 ? undefined : elements[index - 1];
+        if (/^\/[ck]$/i.test(commandValue(element) ?? '') && (index === 0 || /^(?:.*[\\/])?cmd(?:\.exe)?$/i.test((before && commandValue(before)) ?? ''))) afterCmdFlag = true;
+      });
       if (this.findings.length === before) this.checkDetachingCommand(node, true);
       if (this.findings.length === before) this.checkStartArgv(node);
       if (this.findings.length === before) {
@@ -2142,7 +2166,7 @@ class PythonFileAnalysis {
    * (so whatever statements were parsed), reported at its string, once. A list run with
    * `shell=True` is also read joined, as one command line.
    */
-  private checkHeldCommand(name: string, shell: boolean): void {
+  private checkHeldCommand(name: string, shell: boolean, cmdScript = false): void {
     // Once a name (and a shell or none): the same bindings whatever use reads them (a file using
     // one name thousands of times read every binding at every use).
     const key = `${shell ? 1 : 0}${name}`;
@@ -2151,12 +2175,12 @@ class PythonFileAnalysis {
     this.heldCommands ??= heldCommandText(this.text);
     for (const held of this.heldCommands.get(name) ?? []) {
       if (held.resultOf !== undefined) {
-        this.checkHeldCommand(`${held.resultOf}()`, shell);
+        this.checkHeldCommand(`${held.resultOf}()`, shell, cmdScript);
         continue;
       }
       if (this.heldReported.has(held.offset)) continue;
       const construct = heldConstruct(held, shell);
-      if (!construct) continue;
+      if (!construct || (cmdScript && construct === 'a background `&`')) continue;
       this.heldReported.add(held.offset);
       const line = this.lineAt(held.offset);
       // A one-line list's string and its words are two entries of one text: one finding a line.

@@ -521,7 +521,7 @@ const BACKGROUND_AMPERSAND = /&(?<=(?:[^\s;&|({'"]|[^\s;&|({]['"])\s*&)(?<![&>|<
  * one is cmd's, where `&` runs the commands in turn, as `;` does in sh (sabnzbd's `timeout 5 & sc
  * start SABnzbd`), not in the background.
  */
-const CMD_ONLY = /(?:^|[\s&|(])(?:timeout\s+(?:\/t\s+)?\d+(?:\s+\/nobreak)?(?=\s*(?:>\s*nul\s*)?(?:&|$))|taskkill(?:\.exe)?\s+\/|sc(?:\.exe)?\s+(?:start|stop|query|config|delete)\s|@echo\s+off\b|del\s+\/[fqs]|(?:rd|rmdir)\s+\/s|chcp(?:\.com)?\s+\d+|[12]?>\s*nul(?=[\s&|)]|$)|cmd(?:\.exe)?["']?\s+\/[ck](?=[\s"']|$))/i;
+const CMD_ONLY = /(?:^|[\s&|(])(?:timeout\s+(?:\/t\s+)?\d+(?:\s+\/nobreak)?(?=\s*(?:>\s*nul\s*)?(?:&|$))|taskkill(?:\.exe)?\s+\/|sc(?:\.exe)?\s+(?:start|stop|query|config|delete)\s|@echo\s+off\b|del\s+\/[fqs]|(?:rd|rmdir)\s+\/s|chcp(?:\.com)?\s+\d+|[12]?>\s*nul(?=[\s&|)]|$))|(?:^|[;&|(])\s*["']?cmd(?:\.exe)?["']?\s+\/[ck](?=[\s"']|$)/i;
 /** A `wait` command: the shell waits for its background jobs before it exits. */
 const WAIT = /(?:^|[\s;&|(])wait(?=\s|$|[;)"'])/;
 
